@@ -1,0 +1,201 @@
+//! Engine options, read from one small file (`osmroute.conf`).
+//!
+//! The format follows opensm.conf: one `key value` per line (an `=` between
+//! them is also accepted), `#` starts a comment. Keys are `ENGINE.option`
+//! (`dla.sl 0`) or `dump.option`. Everything has a default, so no file is
+//! needed at all. A bad line is reported with file, line and key; the engine
+//! it belongs to then declines instead of guessing.
+
+use std::fmt;
+use std::path::Path;
+
+/// Where the plugin looks for its configuration unless
+/// `OSMROUTE_CONFIG` names another file: next to opensm.conf.
+pub const DEFAULT_CONFIG_PATH: &str = "/etc/opensm/osmroute.conf";
+/// Environment variable that overrides `DEFAULT_CONFIG_PATH`.
+pub const CONFIG_ENV: &str = "OSMROUTE_CONFIG";
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DlaConfig {
+    /// The SL every path uses (the paper's single SL). Default 0.
+    pub sl: u8,
+}
+
+impl Default for DlaConfig {
+    fn default() -> Self {
+        DlaConfig { sl: 0 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DumpConfig {
+    /// Upper bound on lines in `osmroute-path-sl.txt` (one per source CA and
+    /// destination LID); above it the file is skipped with a warning, since
+    /// a 16k-host fabric would need 270 million lines.
+    pub max_path_sl_lines: u64,
+}
+
+impl Default for DumpConfig {
+    fn default() -> Self {
+        DumpConfig { max_path_sl_lines: 20_000_000 }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    pub dla: DlaConfig,
+    pub dump: DumpConfig,
+}
+
+/// One bad line of a configuration file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub key: String,
+    /// The engine whose options the key belongs to; `None` when the key
+    /// names no known section, which makes every engine decline.
+    pub engine: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: key '{}': {}", self.file, self.line, self.key, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Names of the engines whose options live in the file.
+const ENGINE_SECTIONS: &[&str] = &["dla"];
+
+/// What reading a configuration yields: the options (defaults where a line
+/// was bad) and every problem found.
+#[derive(Clone, Debug, Default)]
+pub struct Loaded {
+    pub config: Config,
+    pub errors: Vec<ConfigError>,
+}
+
+impl Loaded {
+    /// Problems that make `engine` decline.
+    pub fn errors_for<'a>(&'a self, engine: &'a str) -> impl Iterator<Item = &'a ConfigError> + 'a {
+        self.errors.iter().filter(move |e| e.engine.as_deref().map_or(true, |s| s == engine || s == "dump"))
+    }
+}
+
+impl Config {
+    /// Parses configuration text; `source` names it in messages.
+    pub fn parse(text: &str, source: &str) -> Loaded {
+        let mut loaded = Loaded::default();
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (key, value) = match line.split_once(|c: char| c == '=' || c.is_whitespace()) {
+                Some((k, v)) => (k.trim(), v.trim().trim_start_matches('=').trim()),
+                None => (line, ""),
+            };
+            let section = key.split_once('.').map(|(s, _)| s.to_string());
+            let engine = section.filter(|s| ENGINE_SECTIONS.contains(&s.as_str()) || s == "dump");
+            let err = |message: String| ConfigError {
+                file: source.to_string(),
+                line: i + 1,
+                key: key.to_string(),
+                engine: engine.clone(),
+                message,
+            };
+            if let Err(message) = loaded.config.set(key, value) {
+                loaded.errors.push(err(message));
+            }
+        }
+        loaded
+    }
+
+    /// Reads `path`; a missing file means defaults. Unreadable files are
+    /// an error that makes every engine decline.
+    pub fn load(path: &Path) -> Loaded {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text, &path.display().to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Loaded::default(),
+            Err(e) => Loaded {
+                config: Config::default(),
+                errors: vec![ConfigError {
+                    file: path.display().to_string(),
+                    line: 0,
+                    key: String::new(),
+                    engine: None,
+                    message: format!("cannot read the file: {e}; fix its permissions or point {CONFIG_ENV} elsewhere"),
+                }],
+            },
+        }
+    }
+
+    /// The file the plugin reads: `$OSMROUTE_CONFIG` or the default path.
+    pub fn location() -> std::path::PathBuf {
+        std::env::var_os(CONFIG_ENV).map(Into::into).unwrap_or_else(|| DEFAULT_CONFIG_PATH.into())
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        match key {
+            "dla.sl" => self.dla.sl = parse_num(value, 0, 15)? as u8,
+            "dump.max_path_sl_lines" => self.dump.max_path_sl_lines = parse_num(value, 0, u64::MAX)?,
+            _ => {
+                return Err(format!(
+                    "unknown key; known keys are: dla.sl, dump.max_path_sl_lines (see README, section Configuration)"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parse_num(value: &str, min: u64, max: u64) -> Result<u64, String> {
+    let parsed = if let Some(hex) = value.strip_prefix("0x") {
+        u64::from_str_radix(hex, 16)
+    } else {
+        value.parse()
+    };
+    match parsed {
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        _ => Err(format!("value '{value}' is not a number from {min} to {max}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_need_no_file() {
+        let loaded = Config::load(Path::new("/nonexistent/osmroute.conf"));
+        assert!(loaded.errors.is_empty());
+        assert_eq!(loaded.config, Config::default());
+    }
+
+    #[test]
+    fn both_separators_and_comments() {
+        let loaded = Config::parse("# c\ndla.sl 3\n\ndla.sl = 4 # later wins\n", "t.conf");
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        assert_eq!(loaded.config.dla.sl, 4);
+    }
+
+    #[test]
+    fn bad_value_names_key_and_file_and_hits_only_its_engine() {
+        let loaded = Config::parse("dla.sl 16\n", "/etc/x.conf");
+        let e = &loaded.errors[0];
+        assert_eq!(e.to_string(), "/etc/x.conf:1: key 'dla.sl': value '16' is not a number from 0 to 15");
+        assert_eq!(loaded.errors_for("dla").count(), 1);
+        assert_eq!(loaded.errors_for("pssp").count(), 0);
+    }
+
+    #[test]
+    fn unknown_section_hits_every_engine() {
+        let loaded = Config::parse("dal.sl 1\n", "x");
+        assert_eq!(loaded.errors_for("dla").count(), 1);
+        assert_eq!(loaded.errors_for("other").count(), 1);
+        assert!(loaded.errors[0].message.contains("unknown key"));
+    }
+}

@@ -1,0 +1,35 @@
+//! The routing engines, by the names users type in `routing_engine`.
+
+pub mod dla;
+
+use crate::config::Config;
+use crate::error::Error;
+use crate::fabric::Fabric;
+use crate::routing::Routing;
+
+pub type RouteFn = fn(&Fabric, &Config) -> Result<Routing, Error>;
+
+pub struct EngineInfo {
+    /// Name in `routing_engine` and on the CLI; never one of OpenSM's own.
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub route: RouteFn,
+}
+
+pub const ENGINES: &[EngineInfo] = &[EngineInfo {
+    name: "dla",
+    summary: "Kim & Dally minimal routing for fully connected Dragonflies; 1 SL, 2 VLs",
+    route: dla::route,
+}];
+
+pub fn find(name: &str) -> Result<&'static EngineInfo, Error> {
+    ENGINES.iter().find(|e| e.name == name).ok_or_else(|| Error::UnknownEngine {
+        name: name.to_string(),
+        known: ENGINES.iter().map(|e| e.name.to_string()).collect(),
+    })
+}
+
+/// Runs the named engine.
+pub fn route(name: &str, fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
+    (find(name)?.route)(fabric, config)
+}

@@ -1,0 +1,18 @@
+//! osmroute-core: the fabric model, topology recognition, routing engines
+//! and their analysis, in safe Rust with no dependency on OpenSM. The
+//! OpenSM plugin and the `osmroute` CLI are thin layers over this crate.
+
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod dumps;
+pub mod engines;
+pub mod error;
+pub mod fabric;
+pub mod routing;
+pub mod topology;
+
+pub use config::Config;
+pub use error::Error;
+pub use fabric::{Fabric, FabricBuilder, FabricError, Node, NodeId, NodeKind, Port, PortRef};
+pub use routing::{PathSl, Routing, Sl2Vl, NO_PATH};

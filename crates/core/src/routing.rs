@@ -1,0 +1,291 @@
+//! What an engine produces: forwarding tables, SL-to-VL tables and the SL
+//! each path uses. The plugin writes a `Routing` into OpenSM, the CLI into
+//! dump files; the analysis reads it back from either.
+
+use crate::fabric::{Fabric, NodeKind};
+
+/// LFT entry for "no route" (what OpenSM pre-fills `new_lft` with).
+pub const NO_PATH: u8 = 0xff;
+
+/// Number of SLs and of table entries in an SL2VL table.
+pub const NUM_SLS: usize = 16;
+
+/// VL for each SL (index = SL).
+pub type SlVlTable = [u8; NUM_SLS];
+
+/// The table that keeps every SL on VL 0.
+pub const ALL_VL0: SlVlTable = [0; NUM_SLS];
+
+/// Per switch and (in-port, out-port), which SL-to-VL table applies.
+///
+/// Tables are stored once in a palette and referenced by a byte per port
+/// pair: a 2,064-switch Dragonfly with 32-port switches has two million port
+/// pairs but only two distinct tables.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sl2Vl {
+    palette: Vec<SlVlTable>,
+    /// Per switch index: `ports * ports` palette indices, row = in-port.
+    switch_tables: Vec<(usize, Vec<u8>)>,
+    /// What CA ports map each SL to; `None` leaves OpenSM's QoS setting.
+    ca: [Option<u8>; NUM_SLS],
+}
+
+impl Sl2Vl {
+    /// Every switch port pair starts at `default`; CA ports keep OpenSM's.
+    pub fn new(fabric: &Fabric, default: SlVlTable) -> Self {
+        let switch_tables = fabric
+            .switches()
+            .iter()
+            .map(|&n| {
+                let ports = fabric.node(n).port_slots();
+                (ports, vec![0u8; ports * ports])
+            })
+            .collect();
+        Sl2Vl { palette: vec![default], switch_tables, ca: [None; NUM_SLS] }
+    }
+
+    fn palette_index(&mut self, table: SlVlTable) -> u8 {
+        if let Some(i) = self.palette.iter().position(|t| *t == table) {
+            return i as u8;
+        }
+        assert!(self.palette.len() < 256, "more than 256 distinct SL2VL tables");
+        self.palette.push(table);
+        (self.palette.len() - 1) as u8
+    }
+
+    /// Sets the table a switch applies to packets entering `in_port` and
+    /// leaving `out_port`. Ports beyond the switch's port count are ignored.
+    pub fn set_switch(&mut self, switch: usize, in_port: u8, out_port: u8, table: SlVlTable) {
+        let idx = self.palette_index(table);
+        let (ports, cells) = &mut self.switch_tables[switch];
+        let (i, o) = (in_port as usize, out_port as usize);
+        if i < *ports && o < *ports {
+            cells[i * *ports + o] = idx;
+        }
+    }
+
+    pub fn switch_table(&self, switch: usize, in_port: u8, out_port: u8) -> &SlVlTable {
+        let (ports, cells) = &self.switch_tables[switch];
+        let (i, o) = (in_port as usize, out_port as usize);
+        if i < *ports && o < *ports {
+            &self.palette[cells[i * *ports + o] as usize]
+        } else {
+            &self.palette[0]
+        }
+    }
+
+    pub fn set_ca(&mut self, sl: u8, vl: u8) {
+        self.ca[sl as usize & 0xf] = Some(vl);
+    }
+
+    /// Applies this routing's CA-port requirements on top of `base`.
+    pub fn ca_table(&self, base: &SlVlTable) -> SlVlTable {
+        let mut t = *base;
+        for (sl, vl) in self.ca.iter().enumerate() {
+            if let Some(vl) = vl {
+                t[sl] = *vl;
+            }
+        }
+        t
+    }
+
+    /// Number of ports (including port 0) the tables of `switch` cover.
+    pub fn switch_ports(&self, switch: usize) -> usize {
+        self.switch_tables[switch].0
+    }
+
+    /// Highest VL any table maps an SL to, plus one.
+    pub fn vls_used(&self) -> u8 {
+        let used = self.palette.iter().flat_map(|t| t.iter()).copied().max().unwrap_or(0);
+        let ca = self.ca.iter().flatten().copied().max().unwrap_or(0);
+        used.max(ca) + 1
+    }
+}
+
+/// The SL a path from source LID to destination LID uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathSl {
+    /// Every path uses the same SL.
+    Uniform(u8),
+}
+
+impl PathSl {
+    pub fn sl(&self, _slid: u16, _dlid: u16) -> u8 {
+        match self {
+            PathSl::Uniform(sl) => *sl,
+        }
+    }
+
+    /// The SLs any path may use.
+    pub fn sls_used(&self) -> Vec<u8> {
+        match self {
+            PathSl::Uniform(sl) => vec![*sl],
+        }
+    }
+}
+
+/// A complete routing of one fabric.
+#[derive(Clone, Debug)]
+pub struct Routing {
+    /// Engine name as users type it in `routing_engine`.
+    pub engine: String,
+    /// Per switch index, the out-port for every LID 0..=max_lid (`NO_PATH`
+    /// where there is none; 0 for the switch's own LIDs).
+    pub lfts: Vec<Vec<u8>>,
+    /// `None`: the engine needs one VL and leaves SL2VL to OpenSM.
+    pub sl2vl: Option<Sl2Vl>,
+    pub path_sl: PathSl,
+}
+
+impl Routing {
+    /// Tables with every entry `NO_PATH` except each switch's own LIDs.
+    pub fn empty_lfts(fabric: &Fabric) -> Vec<Vec<u8>> {
+        let len = fabric.max_lid() as usize + 1;
+        let mut lfts = vec![vec![NO_PATH; len]; fabric.switches().len()];
+        for (lid, owner) in fabric.lids() {
+            if fabric.node(owner.node).kind == NodeKind::Switch {
+                if let Some(si) = fabric.switch_index(owner.node) {
+                    lfts[si][lid as usize] = 0;
+                }
+            }
+        }
+        lfts
+    }
+
+    /// Number of VLs the routing relies on for deadlock freedom.
+    pub fn vls_needed(&self) -> u8 {
+        self.sl2vl.as_ref().map_or(1, Sl2Vl::vls_used)
+    }
+
+    /// Hop count from each switch to each LID along the LFTs, the way
+    /// OpenSM's hop tables count it: 0 to the switch's own LID, 1 to a CA
+    /// cabled to it, one more per switch passed. `NO_PATH` where the tables
+    /// do not deliver (loop, black hole or no entry).
+    pub fn hop_counts(&self, fabric: &Fabric) -> Vec<Vec<u8>> {
+        let lids = fabric.max_lid() as usize + 1;
+        let adjacency: Vec<Vec<Option<(usize, bool)>>> = fabric
+            .switches()
+            .iter()
+            .map(|&n| {
+                let node = fabric.node(n);
+                (0..node.port_slots())
+                    .map(|p| {
+                        let r = node.port(p as u8)?.remote?;
+                        Some(match fabric.switch_index(r.node) {
+                            Some(si) => (si, true),
+                            None => (r.node, false),
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut hops = vec![vec![NO_PATH; lids]; self.lfts.len()];
+        // Sentinels while one LID is being resolved.
+        const UNKNOWN: u8 = 0xfe;
+        const ON_CHAIN: u8 = 0xfd;
+        let mut chain = Vec::with_capacity(16);
+        for lid in 0..lids {
+            let Some(owner) = fabric.lid_owner(lid as u16) else { continue };
+            for row in hops.iter_mut() {
+                row[lid] = UNKNOWN;
+            }
+            for start in 0..self.lfts.len() {
+                if hops[start][lid] != UNKNOWN {
+                    continue;
+                }
+                // Follow the tables until delivery, a dead end, a loop, or a
+                // switch already resolved; `last` is the hop count of the
+                // last switch on the chain.
+                chain.clear();
+                let mut cur = start;
+                let last: Option<u8> = loop {
+                    chain.push(cur);
+                    hops[cur][lid] = ON_CHAIN;
+                    let port = self.lfts[cur][lid];
+                    if port == 0 {
+                        break (owner.node == fabric.switches()[cur]).then_some(0);
+                    }
+                    match adjacency[cur].get(port as usize).copied().flatten() {
+                        Some((next, true)) => match hops[next][lid] {
+                            UNKNOWN => cur = next,
+                            ON_CHAIN | NO_PATH => break None,
+                            h => break h.checked_add(1),
+                        },
+                        Some((ca, false)) => break (owner.node == ca).then_some(1),
+                        None => break None,
+                    }
+                };
+                let mut h = last;
+                for &sw in chain.iter().rev() {
+                    hops[sw][lid] = h.filter(|v| *v < ON_CHAIN).unwrap_or(NO_PATH);
+                    h = h.and_then(|v| v.checked_add(1));
+                }
+            }
+        }
+        hops
+    }
+}
+
+/// Packs an SL-to-VL table into the 8 bytes of an IB SLtoVLMappingTable:
+/// byte i holds SL 2i in the high nibble and SL 2i+1 in the low one.
+pub fn pack_sl2vl(table: &SlVlTable) -> [u8; 8] {
+    let mut raw = [0u8; 8];
+    for (i, byte) in raw.iter_mut().enumerate() {
+        *byte = (table[2 * i] & 0xf) << 4 | (table[2 * i + 1] & 0xf);
+    }
+    raw
+}
+
+pub fn unpack_sl2vl(raw: &[u8; 8]) -> SlVlTable {
+    let mut t = [0u8; NUM_SLS];
+    for (i, byte) in raw.iter().enumerate() {
+        t[2 * i] = byte >> 4;
+        t[2 * i + 1] = byte & 0xf;
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::{FabricBuilder, PortRef};
+
+    #[test]
+    fn sl2vl_packing_round_trips() {
+        let mut t = [0u8; 16];
+        for (i, v) in t.iter_mut().enumerate() {
+            *v = (i as u8 * 7) % 15;
+        }
+        let raw = pack_sl2vl(&t);
+        assert_eq!(raw[0], 0x07);
+        assert_eq!(unpack_sl2vl(&raw), t);
+    }
+
+    /// h0 - s0 - s1 - s2 - h1, routed along the chain.
+    #[test]
+    fn hop_counts_follow_the_tables() {
+        let mut b = FabricBuilder::new();
+        let s: Vec<_> = (0..3).map(|i| b.add_node(NodeKind::Switch, 0x10 + i, "", 3)).collect();
+        let h0 = b.add_node(NodeKind::Ca, 0x100, "", 1);
+        let h1 = b.add_node(NodeKind::Ca, 0x200, "", 1);
+        b.connect(PortRef::new(s[0], 2), PortRef::new(s[1], 1)).unwrap();
+        b.connect(PortRef::new(s[1], 2), PortRef::new(s[2], 1)).unwrap();
+        b.connect(PortRef::new(h0, 1), PortRef::new(s[0], 3)).unwrap();
+        b.connect(PortRef::new(h1, 1), PortRef::new(s[2], 3)).unwrap();
+        b.assign_lids_sequential(0).unwrap();
+        let f = b.build().unwrap();
+        let mut lfts = Routing::empty_lfts(&f);
+        let h1_lid = 5usize;
+        lfts[0][h1_lid] = 2;
+        lfts[1][h1_lid] = 2;
+        lfts[2][h1_lid] = 3;
+        lfts[0][3] = 2; // towards s2's own LID
+        lfts[1][3] = 2;
+        let r = Routing { engine: "t".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) };
+        let hops = r.hop_counts(&f);
+        assert_eq!((hops[0][h1_lid], hops[1][h1_lid], hops[2][h1_lid]), (3, 2, 1));
+        assert_eq!((hops[0][3], hops[1][3], hops[2][3]), (2, 1, 0));
+        // LID 4 (h0) has no entries except nothing: unreachable everywhere.
+        assert_eq!(hops[1][4], NO_PATH);
+    }
+}

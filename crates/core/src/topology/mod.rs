@@ -1,0 +1,3 @@
+//! Recognising topology families in the bare switch graph.
+
+pub mod dragonfly;
