@@ -1,1 +1,52 @@
-fn main() {}
+//! `osmroute`: generate fabrics, route them offline with any engine, check
+//! routings (ours or OpenSM's dumps) and compare them. No OpenSM needed.
+
+mod cmd_check;
+mod cmd_compare;
+mod cmd_gen;
+mod cmd_route;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "osmroute", version, about = "InfiniBand routing engines: offline toolkit")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a fabric and write it as an ibsim net file.
+    Gen(cmd_gen::Args),
+    /// Route a fabric offline and write the tables in OpenSM/ibdmchk formats.
+    Route(cmd_route::Args),
+    /// Check a routing (our output or OpenSM's dumps): reachability, hops,
+    /// link load, effective bisection bandwidth, credit loops.
+    Check(cmd_check::Args),
+    /// Put several routings of one fabric side by side.
+    Compare(cmd_compare::Args),
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Gen(a) => cmd_gen::run(a),
+        Command::Route(a) => cmd_route::run(a),
+        Command::Check(a) => cmd_check::run(a),
+        Command::Compare(a) => cmd_compare::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("osmroute: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// What every subcommand returns: an exit code, or an error to print.
+pub type CmdResult = Result<ExitCode, Box<dyn std::error::Error>>;

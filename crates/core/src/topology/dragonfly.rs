@@ -155,7 +155,7 @@ mod tests {
     pub(crate) fn dragonfly_adjacency(a: usize, h: usize) -> Vec<Vec<(u8, usize, u8)>> {
         let groups = a * h + 1;
         let mut adj = vec![Vec::new(); a * groups];
-        let mut add = |x: usize, y: usize, adj: &mut Vec<Vec<(u8, usize, u8)>>| {
+        let add = |x: usize, y: usize, adj: &mut Vec<Vec<(u8, usize, u8)>>| {
             let px = adj[x].len() as u8 + 1;
             let py = adj[y].len() as u8 + 1;
             adj[x].push((px, y, py));

@@ -1,0 +1,10 @@
+//! `osmroute gen` (not implemented yet).
+
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args) -> crate::CmdResult {
+    Err("'osmroute gen' is not implemented yet".into())
+}
