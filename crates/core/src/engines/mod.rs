@@ -16,7 +16,7 @@ pub struct EngineInfo {
     pub route: RouteFn,
 }
 
-pub const ENGINES: &[EngineInfo] = &[EngineInfo {
+pub static ENGINES: &[EngineInfo] = &[EngineInfo {
     name: "dla",
     summary: "Kim & Dally minimal routing for fully connected Dragonflies; 1 SL, 2 VLs",
     route: dla::route,

@@ -1,0 +1,52 @@
+/*
+ * osmroute's view of OpenSM: the headers bindgen reads, plus small C
+ * wrappers for what OpenSM only offers as inline functions or macros
+ * (complib map iteration, node/port accessors, byte-order helpers, the
+ * variadic logger). Everything else is used through bindgen's bindings.
+ */
+#ifndef OSMROUTE_SHIM_H
+#define OSMROUTE_SHIM_H
+
+#include <stdint.h>
+#include <opensm/osm_config.h>
+#include <opensm/osm_version.h>
+#include <opensm/osm_opensm.h>
+#include <opensm/osm_event_plugin.h>
+#include <opensm/osm_subnet.h>
+#include <opensm/osm_switch.h>
+#include <opensm/osm_node.h>
+#include <opensm/osm_port.h>
+#include <opensm/osm_log.h>
+
+/* Node table iteration: NULL past the last node. */
+osm_node_t *osmroute_node_first(osm_subn_t *subn);
+osm_node_t *osmroute_node_next(osm_subn_t *subn, osm_node_t *node);
+
+uint8_t osmroute_node_type(const osm_node_t *node);
+uint64_t osmroute_node_guid(const osm_node_t *node);        /* host order */
+uint8_t osmroute_node_port_slots(const osm_node_t *node);   /* incl. port 0 */
+/* Copies the node description (NUL-terminated, at most 64 chars) into buf. */
+void osmroute_node_desc(const osm_node_t *node, char buf[65]);
+osm_switch_t *osmroute_node_switch(osm_node_t *node);
+/* The valid physical port `num`, or NULL. */
+osm_physp_t *osmroute_node_port(osm_node_t *node, uint8_t num);
+
+uint64_t osmroute_port_guid(const osm_physp_t *port);       /* host order */
+uint16_t osmroute_port_base_lid(const osm_physp_t *port);   /* host order */
+uint8_t osmroute_port_lmc(const osm_physp_t *port);
+uint8_t osmroute_port_state(const osm_physp_t *port);
+uint8_t osmroute_port_op_vls(const osm_physp_t *port);
+uint8_t osmroute_port_num(const osm_physp_t *port);
+osm_node_t *osmroute_port_node(const osm_physp_t *port);
+/* The valid peer port across the cable, or NULL. */
+osm_physp_t *osmroute_port_remote(const osm_physp_t *port);
+
+/* The switch's new LFT and its usable length (max_lid_ho + 1 entries). */
+uint8_t *osmroute_switch_new_lft(osm_switch_t *sw, uint32_t *len);
+
+/* One log line at `level` (OSM_LOG_* bits); the message is printed as is. */
+void osmroute_log(osm_log_t *log, uint8_t level, const char *msg);
+/* Whether `level` would be printed (OpenSM's log mask). */
+int osmroute_log_enabled(const osm_log_t *log, uint8_t level);
+
+#endif

@@ -1,0 +1,62 @@
+//! The files that let ibdmchk check our routing independently: written
+//! into OpenSM's dump directory whenever OpenSM's log flags include
+//! ROUTING (0x40), next to OpenSM's own opensm-subnet.lst and opensm.fdbs.
+
+use std::ffi::CStr;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use osmroute_core::dumps::{ibdmchk, PATH_SL_FILE, SL2VL_FILE};
+use osmroute_core::{Config, Fabric, Routing};
+
+use crate::ffi;
+
+/// OpenSM's default when `dump_files_dir` is unset.
+const OPENSM_DEFAULT_DUMP_DIR: &str = "/var/log";
+
+/// # Safety
+/// `osm` must be the live OpenSM instance.
+pub unsafe fn write_if_enabled(osm: *mut ffi::osm_opensm_t, fabric: &Fabric, routing: &Routing, config: &Config) {
+    if ffi::osmroute_log_enabled(&(*osm).log, ffi::OSM_LOG_ROUTING as u8) == 0 {
+        return;
+    }
+    let dir_ptr = (*osm).subn.opt.dump_files_dir;
+    let dir = if dir_ptr.is_null() {
+        PathBuf::from(OPENSM_DEFAULT_DUMP_DIR)
+    } else {
+        PathBuf::from(CStr::from_ptr(dir_ptr).to_string_lossy().into_owned())
+    };
+    write_all(&dir, fabric, routing, config);
+}
+
+fn write_all(dir: &Path, fabric: &Fabric, routing: &Routing, config: &Config) {
+    let lines = ibdmchk::path_sl_lines(fabric);
+    if lines > config.dump.max_path_sl_lines {
+        log::warn!(
+            "not writing {PATH_SL_FILE}: it would have {lines} lines (more than dump.max_path_sl_lines = {}); \
+             raise dump.max_path_sl_lines in the osmroute configuration to get it",
+            config.dump.max_path_sl_lines
+        );
+    } else {
+        write_file(&dir.join(PATH_SL_FILE), |w| ibdmchk::write_path_sl(fabric, routing, w));
+    }
+    if routing.sl2vl.is_some() {
+        write_file(&dir.join(SL2VL_FILE), |w| ibdmchk::write_sl2vl(fabric, routing, w));
+    }
+}
+
+/// Writes via a temporary file and a rename, so readers never see half.
+fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) {
+    let tmp = path.with_extension("tmp");
+    let result = File::create(&tmp).and_then(|f| {
+        let mut w = BufWriter::new(f);
+        fill(&mut w)?;
+        w.flush()?;
+        std::fs::rename(&tmp, path)
+    });
+    match result {
+        Ok(()) => log::debug!("wrote {}", path.display()),
+        Err(e) => log::error!("cannot write {}: {e}; check dump_files_dir and its permissions", path.display()),
+    }
+}

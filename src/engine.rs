@@ -1,0 +1,237 @@
+//! One registered routing engine: its OpenSM callbacks and the routing it
+//! computed.
+//!
+//! A routing pass is `build_lid_matrices` (snapshot + compute, nothing
+//! written, so a failure leaves OpenSM free to fall back) followed by
+//! `ucast_build_fwd_tables` (write LFTs and hops, publish). The published
+//! routing is immutable and shared; `path_sl` (called concurrently from SA
+//! threads) and `update_sl2vl` only read it, and it is swapped only inside
+//! the routing callbacks.
+
+use std::os::raw::{c_int, c_void};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+use osmroute_core::config::Loaded;
+use osmroute_core::engines::EngineInfo;
+use osmroute_core::routing::{pack_sl2vl, unpack_sl2vl};
+use osmroute_core::{Error, Fabric, Routing};
+
+use crate::guard::guarded;
+use crate::snapshot::{self, SwitchHandle};
+use crate::{apply, dumps, ffi};
+
+/// Return values of the routing callbacks (OpenSM's contract).
+const DONE: c_int = 0;
+const FAILED: c_int = -1;
+
+/// What a routing pass computed, between its two callbacks.
+struct Pending {
+    fabric: Fabric,
+    routing: Routing,
+    switches: Vec<SwitchHandle>,
+    started: Instant,
+    compute_ms: f64,
+}
+
+/// What the SA and QoS code read after a pass.
+pub struct Published {
+    pub fabric: Fabric,
+    pub routing: Routing,
+    /// Switch index by node GUID, for `update_sl2vl`.
+    switch_by_guid: std::collections::HashMap<u64, usize>,
+}
+
+pub struct EngineContext {
+    info: &'static EngineInfo,
+    osm: *mut ffi::osm_opensm_t,
+    config: Arc<Loaded>,
+    pending: Mutex<Option<Pending>>,
+    published: RwLock<Option<Arc<Published>>>,
+}
+
+impl EngineContext {
+    pub fn new(info: &'static EngineInfo, osm: *mut ffi::osm_opensm_t, config: Arc<Loaded>) -> Self {
+        EngineContext { info, osm, config, pending: Mutex::new(None), published: RwLock::new(None) }
+    }
+
+    fn published(&self) -> Option<Arc<Published>> {
+        self.published.read().ok().and_then(|p| p.clone())
+    }
+
+    /// Snapshot and compute; declines (negative return) with one ERR line.
+    fn compute(&self) -> Result<c_int, Error> {
+        let name = self.info.name;
+        if let Some(e) = self.config.errors_for(name).next() {
+            return Err(Error::declined(name, format!("configuration error: {e}")));
+        }
+        let started = Instant::now();
+        // SAFETY: `osm` is the OpenSM instance that registered us; OpenSM
+        // holds its exclusive lock during routing callbacks.
+        let (snapshot, opt) = unsafe {
+            let opt = &(*self.osm).subn.opt;
+            (snapshot::take(&mut (*self.osm).subn, opt.lmc)?, opt)
+        };
+        let routing = (self.info.route)(&snapshot.fabric, &self.config.config)?;
+        let vls = routing.vls_needed();
+        if vls > 1 && opt.qos == 0 {
+            return Err(Error::declined(
+                name,
+                format!(
+                    "this routing needs {vls} VLs for deadlock freedom, but OpenSM programs SL2VL tables only \
+                     with QoS on; set `qos TRUE` in opensm.conf (without it the routing would have credit loops)"
+                ),
+            ));
+        }
+        let available = data_vls(opt.max_op_vls);
+        if vls > available {
+            return Err(Error::declined(
+                name,
+                format!(
+                    "this routing needs {vls} VLs but `max_op_vls {}` allows {available}; raise max_op_vls",
+                    opt.max_op_vls
+                ),
+            ));
+        }
+        let compute_ms = started.elapsed().as_secs_f64() * 1e3;
+        let pending = Pending { fabric: snapshot.fabric, routing, switches: snapshot.switches, started, compute_ms };
+        *self.pending.lock().map_err(|_| Error::declined(name, "internal lock poisoned"))? = Some(pending);
+        Ok(DONE)
+    }
+
+    /// Writes the computed tables into OpenSM and publishes the routing.
+    fn write(&self) -> Result<c_int, Error> {
+        let name = self.info.name;
+        let pending = self
+            .pending
+            .lock()
+            .map_err(|_| Error::declined(name, "internal lock poisoned"))?
+            .take()
+            .ok_or_else(|| Error::declined(name, "forwarding tables requested before the routing was computed"))?;
+        let write_start = Instant::now();
+        // SAFETY: the handles were taken in this pass, under the same lock.
+        unsafe { apply::write_tables(&pending.fabric, &pending.routing, &pending.switches) }
+            .map_err(|e| Error::declined(name, e))?;
+        let write_ms = write_start.elapsed().as_secs_f64() * 1e3;
+        let switch_by_guid =
+            pending.fabric.switches().iter().enumerate().map(|(i, &n)| (pending.fabric.node(n).guid, i)).collect();
+        let published = Arc::new(Published { fabric: pending.fabric, routing: pending.routing, switch_by_guid });
+        if let Ok(mut slot) = self.published.write() {
+            *slot = Some(published.clone());
+        }
+        log::info!(
+            "{name}: routed {} switches and {} LIDs with {} VL(s) in {:.1} ms (snapshot+compute {:.1} ms, write {:.1} ms)",
+            published.fabric.switches().len(),
+            published.fabric.lids().count(),
+            published.routing.vls_needed(),
+            pending.started.elapsed().as_secs_f64() * 1e3,
+            pending.compute_ms,
+            write_ms
+        );
+        // SAFETY: reading OpenSM's options and log mask inside its callback.
+        unsafe { dumps::write_if_enabled(self.osm, &published.fabric, &published.routing, &self.config.config) };
+        Ok(DONE)
+    }
+}
+
+/// Data VLs a port offers for OpenSM's `max_op_vls` value (IB encoding).
+fn data_vls(max_op_vls: u8) -> u8 {
+    match max_op_vls {
+        0 | 1 => 1,
+        2 => 2,
+        3 => 4,
+        4 => 8,
+        _ => 15,
+    }
+}
+
+unsafe fn context<'a>(ctx: *mut c_void) -> &'a EngineContext {
+    &*(ctx as *const EngineContext)
+}
+
+/// Every failure of a routing pass is the engine declining: say so, so the
+/// log line names the engine whatever went wrong.
+fn as_decline(engine: &str, e: Error) -> Error {
+    match e {
+        Error::Declined { .. } => e,
+        other => Error::declined(engine, other.to_string()),
+    }
+}
+
+unsafe extern "C" fn build_lid_matrices(ctx: *mut c_void) -> c_int {
+    let ctx = context(ctx);
+    guarded(ctx.info.name, FAILED, || ctx.compute().map_err(|e| as_decline(ctx.info.name, e)))
+}
+
+unsafe extern "C" fn build_fwd_tables(ctx: *mut c_void) -> c_int {
+    let ctx = context(ctx);
+    guarded(ctx.info.name, FAILED, || ctx.write().map_err(|e| as_decline(ctx.info.name, e)))
+}
+
+unsafe extern "C" fn update_sl2vl(
+    ctx: *mut c_void,
+    port: *mut ffi::osm_physp_t,
+    in_port: u8,
+    out_port: u8,
+    table: *mut ffi::ib_slvl_table_t,
+) {
+    let ctx = context(ctx);
+    guarded(ctx.info.name, (), || -> Result<(), Error> {
+        let Some(p) = ctx.published() else { return Ok(()) };
+        let Some(sl2vl) = &p.routing.sl2vl else { return Ok(()) };
+        if port.is_null() || table.is_null() {
+            return Ok(());
+        }
+        let node = ffi::osmroute_port_node(port);
+        let raw = &mut (*table).raw_vl_by_sl;
+        if ffi::osmroute_node_type(node) as u32 == ffi::IB_NODE_TYPE_SWITCH {
+            if let Some(&si) = p.switch_by_guid.get(&ffi::osmroute_node_guid(node)) {
+                *raw = pack_sl2vl(sl2vl.switch_table(si, in_port, out_port));
+            }
+        } else {
+            *raw = pack_sl2vl(&sl2vl.ca_table(&unpack_sl2vl(raw)));
+        }
+        Ok(())
+    })
+}
+
+unsafe extern "C" fn path_sl(ctx: *mut c_void, hint: u8, slid: u16, dlid: u16) -> u8 {
+    let ctx = context(ctx);
+    guarded(ctx.info.name, hint, || -> Result<u8, Error> {
+        Ok(match ctx.published() {
+            // LIDs arrive in network byte order.
+            Some(p) => p.routing.path_sl.sl(u16::from_be(slid), u16::from_be(dlid)),
+            None => hint,
+        })
+    })
+}
+
+unsafe extern "C" fn destroy(ctx: *mut c_void) {
+    if !ctx.is_null() {
+        let name = context(ctx).info.name;
+        guarded(name, (), || -> Result<(), Error> {
+            drop(Box::from_raw(ctx as *mut EngineContext));
+            Ok(())
+        });
+    }
+}
+
+/// OpenSM's `setup` for one of our engines: gives it a fresh context.
+///
+/// # Safety
+/// Called by OpenSM with a zeroed engine struct and its own instance.
+pub unsafe fn setup(
+    re: *mut ffi::osm_routing_engine,
+    osm: *mut ffi::osm_opensm_t,
+    info: &'static EngineInfo,
+    config: Arc<Loaded>,
+) {
+    let ctx = Box::new(EngineContext::new(info, osm, config));
+    let re = &mut *re;
+    re.context = Box::into_raw(ctx) as *mut c_void;
+    re.build_lid_matrices = Some(build_lid_matrices);
+    re.ucast_build_fwd_tables = Some(build_fwd_tables);
+    re.update_sl2vl = Some(update_sl2vl);
+    re.path_sl = Some(path_sl);
+    re.destroy = Some(destroy);
+}

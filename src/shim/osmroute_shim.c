@@ -1,0 +1,106 @@
+/* C side of include/osmroute_shim.h; see there for why it exists. */
+#include <string.h>
+#include "osmroute_shim.h"
+
+osm_node_t *osmroute_node_first(osm_subn_t *subn)
+{
+	cl_map_item_t *item = cl_qmap_head(&subn->node_guid_tbl);
+	return item == cl_qmap_end(&subn->node_guid_tbl) ? NULL : (osm_node_t *)item;
+}
+
+osm_node_t *osmroute_node_next(osm_subn_t *subn, osm_node_t *node)
+{
+	cl_map_item_t *item = cl_qmap_next(&node->map_item);
+	return item == cl_qmap_end(&subn->node_guid_tbl) ? NULL : (osm_node_t *)item;
+}
+
+uint8_t osmroute_node_type(const osm_node_t *node)
+{
+	return osm_node_get_type(node);
+}
+
+uint64_t osmroute_node_guid(const osm_node_t *node)
+{
+	return cl_ntoh64(osm_node_get_node_guid(node));
+}
+
+uint8_t osmroute_node_port_slots(const osm_node_t *node)
+{
+	return osm_node_get_num_physp(node);
+}
+
+void osmroute_node_desc(const osm_node_t *node, char buf[65])
+{
+	memcpy(buf, node->node_desc.description, 64);
+	buf[64] = '\0';
+}
+
+osm_switch_t *osmroute_node_switch(osm_node_t *node)
+{
+	return node->sw;
+}
+
+osm_physp_t *osmroute_node_port(osm_node_t *node, uint8_t num)
+{
+	if (num >= osm_node_get_num_physp(node))
+		return NULL;
+	return osm_node_get_physp_ptr(node, num);
+}
+
+uint64_t osmroute_port_guid(const osm_physp_t *port)
+{
+	return cl_ntoh64(osm_physp_get_port_guid(port));
+}
+
+uint16_t osmroute_port_base_lid(const osm_physp_t *port)
+{
+	return cl_ntoh16(osm_physp_get_base_lid(port));
+}
+
+uint8_t osmroute_port_lmc(const osm_physp_t *port)
+{
+	return osm_physp_get_lmc(port);
+}
+
+uint8_t osmroute_port_state(const osm_physp_t *port)
+{
+	return osm_physp_get_port_state(port);
+}
+
+uint8_t osmroute_port_op_vls(const osm_physp_t *port)
+{
+	return ib_port_info_get_op_vls(&port->port_info);
+}
+
+uint8_t osmroute_port_num(const osm_physp_t *port)
+{
+	return osm_physp_get_port_num(port);
+}
+
+osm_node_t *osmroute_port_node(const osm_physp_t *port)
+{
+	return osm_physp_get_node_ptr(port);
+}
+
+osm_physp_t *osmroute_port_remote(const osm_physp_t *port)
+{
+	osm_physp_t *remote = osm_physp_get_remote(port);
+	return remote && osm_physp_is_valid(remote) ? remote : NULL;
+}
+
+uint8_t *osmroute_switch_new_lft(osm_switch_t *sw, uint32_t *len)
+{
+	uint32_t usable = (uint32_t)sw->max_lid_ho + 1;
+	*len = usable < sw->lft_size ? usable : sw->lft_size;
+	return sw->new_lft;
+}
+
+void osmroute_log(osm_log_t *log, uint8_t level, const char *msg)
+{
+	osm_log(log, level, "%s\n", msg);
+}
+
+int osmroute_log_enabled(const osm_log_t *log, uint8_t level)
+{
+	return (log->level & level) != 0;
+}

@@ -1,0 +1,86 @@
+//! OpenSM's subnet -> the core `Fabric`, taken at the start of each routing
+//! pass (under OpenSM's exclusive lock, so nothing moves underneath).
+
+use std::collections::HashMap;
+use std::ffi::CStr;
+
+use osmroute_core::fabric::{FabricBuilder, NodeKind, PortRef};
+use osmroute_core::{Error, Fabric};
+
+use crate::ffi;
+
+/// A switch of OpenSM's, by pointer. Only dereferenced inside the routing
+/// callbacks, while OpenSM holds its lock and the switch is alive.
+#[derive(Clone, Copy)]
+pub struct SwitchHandle(pub *mut ffi::osm_switch_t);
+
+// SAFETY: see the type's comment; handles only travel between OpenSM's
+// routing callbacks of one pass, which run on the same sweeper thread.
+unsafe impl Send for SwitchHandle {}
+
+pub struct Snapshot {
+    pub fabric: Fabric,
+    /// OpenSM's switch for each switch index of `fabric`.
+    pub switches: Vec<SwitchHandle>,
+}
+
+/// Reads every node, valid port, cable and LID from `subn`.
+///
+/// # Safety
+/// `subn` must be OpenSM's live subnet, with OpenSM's lock held.
+pub unsafe fn take(subn: *mut ffi::osm_subn_t, subnet_lmc: u8) -> Result<Snapshot, Error> {
+    let mut builder = FabricBuilder::new();
+    let mut ids: HashMap<*mut ffi::osm_node_t, usize> = HashMap::new();
+    let mut nodes = Vec::new();
+    let mut switches = Vec::new();
+
+    let mut node = ffi::osmroute_node_first(subn);
+    while !node.is_null() {
+        let kind = if ffi::osmroute_node_type(node) as u32 == ffi::IB_NODE_TYPE_SWITCH {
+            NodeKind::Switch
+        } else {
+            NodeKind::Ca
+        };
+        let mut desc = [0 as std::os::raw::c_char; 65];
+        ffi::osmroute_node_desc(node, desc.as_mut_ptr());
+        let desc = CStr::from_ptr(desc.as_ptr()).to_string_lossy().trim().to_string();
+        let ports = ffi::osmroute_node_port_slots(node).saturating_sub(1);
+        let id = builder.add_node(kind, ffi::osmroute_node_guid(node), desc, ports);
+        if kind == NodeKind::Switch {
+            switches.push(SwitchHandle(ffi::osmroute_node_switch(node)));
+        }
+        ids.insert(node, id);
+        nodes.push(node);
+        node = ffi::osmroute_node_next(subn, node);
+    }
+
+    for (id, &node) in nodes.iter().enumerate() {
+        let is_switch = builder.node(id).is_switch();
+        for num in 0..ffi::osmroute_node_port_slots(node) {
+            let physp = ffi::osmroute_node_port(node, num);
+            if physp.is_null() || (num == 0 && !is_switch) {
+                continue;
+            }
+            let here = PortRef::new(id, num);
+            builder.port_mut(here)?.guid = ffi::osmroute_port_guid(physp);
+            if num == 0 || !is_switch {
+                let lid = ffi::osmroute_port_base_lid(physp);
+                if lid != 0 {
+                    builder.set_lid(here, lid, ffi::osmroute_port_lmc(physp))?;
+                }
+            }
+            if num == 0 || ffi::osmroute_port_state(physp) as u32 == ffi::IB_LINK_DOWN {
+                continue;
+            }
+            let remote = ffi::osmroute_port_remote(physp);
+            if remote.is_null() {
+                continue;
+            }
+            let Some(&peer) = ids.get(&ffi::osmroute_port_node(remote)) else { continue };
+            builder.connect(here, PortRef::new(peer, ffi::osmroute_port_num(remote)))?;
+        }
+    }
+    builder.set_lmc(subnet_lmc);
+    let fabric = builder.build()?;
+    Ok(Snapshot { fabric, switches })
+}
