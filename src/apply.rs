@@ -8,30 +8,61 @@ use crate::snapshot::SwitchHandle;
 
 /// Writes LFTs and hop counts into every switch.
 ///
+/// OpenSM's multicast tree builder reads hop counts only towards switch
+/// LIDs (osm_mcast_mgr.c, osm_switch_recommend_mcast_path) and the SA walks
+/// the LFTs, so those are always filled. Hops towards CA LIDs — nine in ten
+/// entries on a Dragonfly, each a malloc inside OpenSM — are read only by
+/// the lid-matrix dump, so they are filled only with `all_lids` (when that
+/// dump is being written).
+///
 /// # Safety
 /// The handles must be the live switches the routing was computed for,
 /// inside OpenSM's routing callbacks.
-pub unsafe fn write_tables(fabric: &Fabric, routing: &Routing, switches: &[SwitchHandle]) -> Result<(), String> {
-    let hops = routing.hop_counts(fabric);
-    for (si, sw) in switches.iter().enumerate() {
+pub unsafe fn write_tables(
+    fabric: &Fabric,
+    routing: &Routing,
+    switches: &[SwitchHandle],
+    all_lids: bool,
+) -> Result<(), String> {
+    let lids: Vec<u16> = fabric
+        .lids()
+        .filter(|(_, owner)| all_lids || fabric.node(owner.node).is_switch())
+        .map(|(lid, _)| lid)
+        .collect();
+    let started = std::time::Instant::now();
+    let hops = routing.hop_table(fabric, &lids);
+    let hop_ms = started.elapsed().as_secs_f64() * 1e3;
+    let mut work: Vec<(SwitchHandle, Option<String>)> = switches.iter().map(|&sw| (sw, None)).collect();
+    // Switches are independent (osm_switch_set_hops touches only its own
+    // switch, and malloc is thread-safe): write them on all cores.
+    osmroute_core::parallel::for_each_row(&mut work, |si, (sw, problem)| {
         let mut len = 0u32;
         let lft = ffi::osmroute_switch_new_lft(sw.0, &mut len);
         if lft.is_null() {
-            return Err(format!("switch {si} has no new LFT buffer; OpenSM did not prepare it for routing"));
+            *problem = Some(format!("switch {si} has no new LFT buffer; OpenSM did not prepare it for routing"));
+            return;
         }
         let lft = std::slice::from_raw_parts_mut(lft, len as usize);
         let ours = &routing.lfts[si];
         let n = lft.len().min(ours.len());
         if n < 2 {
-            continue;
+            return;
         }
         lft[1..n].copy_from_slice(&ours[1..n]);
-        for lid in 1..n {
-            let (port, h) = (ours[lid], hops[si][lid]);
-            if port != NO_PATH && h != NO_PATH {
-                ffi::osm_switch_set_hops(sw.0, lid as u16, port, h);
+        for (k, &lid) in hops.lids.iter().enumerate() {
+            let (port, h) = (ours[lid as usize], hops.get(k, si));
+            if (lid as usize) < n && port != NO_PATH && h != NO_PATH {
+                ffi::osm_switch_set_hops(sw.0, lid, port, h);
             }
         }
+    });
+    log::debug!(
+        "hop table for {} LIDs in {hop_ms:.1} ms; LFTs and hops written in {:.1} ms",
+        lids.len(),
+        started.elapsed().as_secs_f64() * 1e3 - hop_ms
+    );
+    match work.into_iter().find_map(|(_, problem)| problem) {
+        Some(problem) => Err(problem),
+        None => Ok(()),
     }
-    Ok(())
 }

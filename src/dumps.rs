@@ -15,12 +15,17 @@ use crate::ffi;
 /// OpenSM's default when `dump_files_dir` is unset.
 const OPENSM_DEFAULT_DUMP_DIR: &str = "/var/log";
 
+/// Whether OpenSM writes its routing dumps (log flags include ROUTING).
+///
 /// # Safety
 /// `osm` must be the live OpenSM instance.
-pub unsafe fn write_if_enabled(osm: *mut ffi::osm_opensm_t, fabric: &Fabric, routing: &Routing, config: &Config) {
-    if ffi::osmroute_log_enabled(&(*osm).log, ffi::OSM_LOG_ROUTING as u8) == 0 {
-        return;
-    }
+pub unsafe fn enabled(osm: *mut ffi::osm_opensm_t) -> bool {
+    ffi::osmroute_log_enabled(&(*osm).log, ffi::OSM_LOG_ROUTING as u8) != 0
+}
+
+/// # Safety
+/// `osm` must be the live OpenSM instance.
+pub unsafe fn write(osm: *mut ffi::osm_opensm_t, fabric: &Fabric, routing: &Routing, config: &Config) {
     let dir_ptr = (*osm).subn.opt.dump_files_dir;
     let dir = if dir_ptr.is_null() {
         PathBuf::from(OPENSM_DEFAULT_DUMP_DIR)

@@ -31,6 +31,7 @@ struct Pending {
     routing: Routing,
     switches: Vec<SwitchHandle>,
     started: Instant,
+    snapshot_ms: f64,
     compute_ms: f64,
 }
 
@@ -72,6 +73,7 @@ impl EngineContext {
             let opt = &(*self.osm).subn.opt;
             (snapshot::take(&mut (*self.osm).subn, opt.lmc)?, opt)
         };
+        let snapshot_ms = started.elapsed().as_secs_f64() * 1e3;
         let routing = (self.info.route)(&snapshot.fabric, &self.config.config)?;
         let vls = routing.vls_needed();
         if vls > 1 && opt.qos == 0 {
@@ -93,8 +95,9 @@ impl EngineContext {
                 ),
             ));
         }
-        let compute_ms = started.elapsed().as_secs_f64() * 1e3;
-        let pending = Pending { fabric: snapshot.fabric, routing, switches: snapshot.switches, started, compute_ms };
+        let compute_ms = started.elapsed().as_secs_f64() * 1e3 - snapshot_ms;
+        let pending =
+            Pending { fabric: snapshot.fabric, routing, switches: snapshot.switches, started, snapshot_ms, compute_ms };
         *self.pending.lock().map_err(|_| Error::declined(name, "internal lock poisoned"))? = Some(pending);
         Ok(DONE)
     }
@@ -109,8 +112,10 @@ impl EngineContext {
             .take()
             .ok_or_else(|| Error::declined(name, "forwarding tables requested before the routing was computed"))?;
         let write_start = Instant::now();
-        // SAFETY: the handles were taken in this pass, under the same lock.
-        unsafe { apply::write_tables(&pending.fabric, &pending.routing, &pending.switches) }
+        // SAFETY: the handles were taken in this pass, under the same lock;
+        // the log mask is read inside OpenSM's callback.
+        let dumping = unsafe { dumps::enabled(self.osm) };
+        unsafe { apply::write_tables(&pending.fabric, &pending.routing, &pending.switches, dumping) }
             .map_err(|e| Error::declined(name, e))?;
         let write_ms = write_start.elapsed().as_secs_f64() * 1e3;
         let switch_by_guid =
@@ -120,16 +125,20 @@ impl EngineContext {
             *slot = Some(published.clone());
         }
         log::info!(
-            "{name}: routed {} switches and {} LIDs with {} VL(s) in {:.1} ms (snapshot+compute {:.1} ms, write {:.1} ms)",
+            "{name}: routed {} switches and {} LIDs with {} VL(s) in {:.1} ms \
+             (snapshot {:.1} ms, compute {:.1} ms, write {:.1} ms)",
             published.fabric.switches().len(),
             published.fabric.lids().count(),
             published.routing.vls_needed(),
             pending.started.elapsed().as_secs_f64() * 1e3,
+            pending.snapshot_ms,
             pending.compute_ms,
             write_ms
         );
         // SAFETY: reading OpenSM's options and log mask inside its callback.
-        unsafe { dumps::write_if_enabled(self.osm, &published.fabric, &published.routing, &self.config.config) };
+        if dumping {
+            unsafe { dumps::write(self.osm, &published.fabric, &published.routing, &self.config.config) };
+        }
         Ok(DONE)
     }
 }

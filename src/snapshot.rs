@@ -14,8 +14,9 @@ use crate::ffi;
 #[derive(Clone, Copy)]
 pub struct SwitchHandle(pub *mut ffi::osm_switch_t);
 
-// SAFETY: see the type's comment; handles only travel between OpenSM's
-// routing callbacks of one pass, which run on the same sweeper thread.
+// SAFETY: see the type's comment. Handles travel between the two routing
+// callbacks of one pass, and `apply` hands each switch to exactly one
+// worker thread while OpenSM's sweeper waits for all of them.
 unsafe impl Send for SwitchHandle {}
 
 pub struct Snapshot {

@@ -157,13 +157,14 @@ impl Routing {
         self.sl2vl.as_ref().map_or(1, Sl2Vl::vls_used)
     }
 
-    /// Hop count from each switch to each LID along the LFTs, the way
-    /// OpenSM's hop tables count it: 0 to the switch's own LID, 1 to a CA
-    /// cabled to it, one more per switch passed. `NO_PATH` where the tables
-    /// do not deliver (loop, black hole or no entry).
-    pub fn hop_counts(&self, fabric: &Fabric) -> Vec<Vec<u8>> {
-        let lids = fabric.max_lid() as usize + 1;
-        let adjacency: Vec<Vec<Option<(usize, bool)>>> = fabric
+    /// Hop counts from every switch towards each of `lids` along the LFTs,
+    /// the way OpenSM's hop tables count them: 0 to the switch's own LID, 1
+    /// to a CA cabled to it, one more per switch passed; `NO_PATH` where the
+    /// tables do not deliver (loop, black hole, no entry, unknown LID).
+    pub fn hop_table(&self, fabric: &Fabric, lids: &[u16]) -> HopTable {
+        let switches = self.lfts.len();
+        // Per switch, per port: the switch index or CA node behind it.
+        let behind: Vec<Vec<Option<(usize, bool)>>> = fabric
             .switches()
             .iter()
             .map(|&n| {
@@ -179,34 +180,36 @@ impl Routing {
                     .collect()
             })
             .collect();
-        let mut hops = vec![vec![NO_PATH; lids]; self.lfts.len()];
-        // Sentinels while one LID is being resolved.
+        // Sentinels while one LID's column is being resolved.
         const UNKNOWN: u8 = 0xfe;
         const ON_CHAIN: u8 = 0xfd;
-        let mut chain = Vec::with_capacity(16);
-        for lid in 0..lids {
-            let Some(owner) = fabric.lid_owner(lid as u16) else { continue };
-            for row in hops.iter_mut() {
-                row[lid] = UNKNOWN;
-            }
-            for start in 0..self.lfts.len() {
-                if hops[start][lid] != UNKNOWN {
+        let mut data = vec![NO_PATH; lids.len() * switches];
+        let mut columns: Vec<&mut [u8]> = data.chunks_mut(switches.max(1)).collect();
+        // Columns (one per LID) are independent: resolve them on all cores.
+        crate::parallel::for_each_row(&mut columns, |k, col| {
+            let lid = lids[k];
+            let Some(owner) = fabric.lid_owner(lid) else { return };
+            col.fill(UNKNOWN);
+            let lid = lid as usize;
+            let mut chain = Vec::with_capacity(16);
+            for start in 0..switches {
+                if col[start] != UNKNOWN {
                     continue;
                 }
-                // Follow the tables until delivery, a dead end, a loop, or a
-                // switch already resolved; `last` is the hop count of the
+                // Follow the tables until delivery, a dead end, a loop, or
+                // a switch already resolved; `last` is the hop count of the
                 // last switch on the chain.
                 chain.clear();
                 let mut cur = start;
                 let last: Option<u8> = loop {
                     chain.push(cur);
-                    hops[cur][lid] = ON_CHAIN;
-                    let port = self.lfts[cur][lid];
+                    col[cur] = ON_CHAIN;
+                    let port = self.lfts[cur].get(lid).copied().unwrap_or(NO_PATH);
                     if port == 0 {
                         break (owner.node == fabric.switches()[cur]).then_some(0);
                     }
-                    match adjacency[cur].get(port as usize).copied().flatten() {
-                        Some((next, true)) => match hops[next][lid] {
+                    match behind[cur].get(port as usize).copied().flatten() {
+                        Some((next, true)) => match col[next] {
                             UNKNOWN => cur = next,
                             ON_CHAIN | NO_PATH => break None,
                             h => break h.checked_add(1),
@@ -217,12 +220,28 @@ impl Routing {
                 };
                 let mut h = last;
                 for &sw in chain.iter().rev() {
-                    hops[sw][lid] = h.filter(|v| *v < ON_CHAIN).unwrap_or(NO_PATH);
+                    col[sw] = h.filter(|v| *v < ON_CHAIN).unwrap_or(NO_PATH);
                     h = h.and_then(|v| v.checked_add(1));
                 }
             }
-        }
-        hops
+        });
+        HopTable { lids: lids.to_vec(), switches, data }
+    }
+}
+
+/// Hop counts from every switch towards a set of LIDs (see
+/// `Routing::hop_table`), stored LID-major.
+#[derive(Clone, Debug)]
+pub struct HopTable {
+    pub lids: Vec<u16>,
+    switches: usize,
+    data: Vec<u8>,
+}
+
+impl HopTable {
+    /// Hops from switch index `switch` to `self.lids[k]`.
+    pub fn get(&self, k: usize, switch: usize) -> u8 {
+        self.data[k * self.switches + switch]
     }
 }
 
@@ -282,10 +301,10 @@ mod tests {
         lfts[0][3] = 2; // towards s2's own LID
         lfts[1][3] = 2;
         let r = Routing { engine: "t".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) };
-        let hops = r.hop_counts(&f);
-        assert_eq!((hops[0][h1_lid], hops[1][h1_lid], hops[2][h1_lid]), (3, 2, 1));
-        assert_eq!((hops[0][3], hops[1][3], hops[2][3]), (2, 1, 0));
-        // LID 4 (h0) has no entries except nothing: unreachable everywhere.
-        assert_eq!(hops[1][4], NO_PATH);
+        let t = r.hop_table(&f, &[h1_lid as u16, 3, 4]);
+        assert_eq!((t.get(0, 0), t.get(0, 1), t.get(0, 2)), (3, 2, 1));
+        assert_eq!((t.get(1, 0), t.get(1, 1), t.get(1, 2)), (2, 1, 0));
+        // LID 4 (h0) has no entries anywhere: unreachable.
+        assert_eq!(t.get(2, 1), NO_PATH);
     }
 }

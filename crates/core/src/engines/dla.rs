@@ -60,6 +60,18 @@ fn explain(fabric: &Fabric, e: &NotADragonfly) -> String {
     }
 }
 
+/// A LID to route and where it is delivered.
+struct Destination {
+    lid: u16,
+    switch: usize,
+    group: usize,
+    /// Position among the LIDs delivered in `group`, to spread them over
+    /// the global links into the group.
+    rank: usize,
+    /// Out-port at the destination switch.
+    final_port: u8,
+}
+
 /// Which ports carry traffic between switches and groups.
 struct LinkPlan {
     groups: Groups,
@@ -121,43 +133,61 @@ impl LinkPlan {
     /// parallel local cables by LID; every switch of a source group makes the
     /// same choice, so the tables stay destination-based and consistent.
     fn forwarding_tables(&self, fabric: &Fabric) -> Result<Vec<Vec<u8>>, Error> {
-        let g = self.groups.members.len();
+        let destinations = self.destinations(fabric);
         let mut lfts = Routing::empty_lfts(fabric);
-        let mut rank_in_group = vec![0usize; g];
+        // Each switch's row is independent: fill rows on all cores.
+        crate::parallel::for_each_row(&mut lfts, |s, lft| {
+            for d in &destinations {
+                lft[d.lid as usize] = self.next_port(s, d);
+            }
+        });
+        Ok(lfts)
+    }
+
+    /// Every routable LID with where it is delivered.
+    fn destinations(&self, fabric: &Fabric) -> Vec<Destination> {
+        let mut rank_in_group = vec![0usize; self.groups.members.len()];
+        let mut out = Vec::with_capacity(fabric.max_lid() as usize);
         for (lid, owner) in fabric.lids() {
             let Some(dst_node) = fabric.lid_switch(lid) else {
-                log::warn!("dla: LID {lid} of {} is not cabled to a switch; left unrouted", describe(fabric.node(owner.node)));
+                log::warn!(
+                    "dla: LID {lid} of {} is not cabled to a switch; left unrouted",
+                    describe(fabric.node(owner.node))
+                );
                 continue;
             };
-            let Some(t) = fabric.switch_index(dst_node) else { continue };
-            let gt = self.groups.of_switch[t];
-            let rank = rank_in_group[gt];
-            rank_in_group[gt] += 1;
-            let own_switch_lid = owner.node == dst_node;
-            // Port of t where the CA is cabled (for CA LIDs).
-            let ca_port = if own_switch_lid {
+            let Some(switch) = fabric.switch_index(dst_node) else { continue };
+            let group = self.groups.of_switch[switch];
+            let rank = rank_in_group[group];
+            rank_in_group[group] += 1;
+            // Port of the destination switch where the CA is cabled; 0 for
+            // the switch's own LID.
+            let final_port = if owner.node == dst_node {
                 0
             } else {
                 fabric.port(owner).and_then(|p| p.remote).map_or(NO_PATH, |r| r.port)
             };
-            for (s, lft) in lfts.iter_mut().enumerate() {
-                let gs = self.groups.of_switch[s];
-                lft[lid as usize] = if s == t {
-                    ca_port
-                } else if gs == gt {
-                    self.local_port(s, t, lid)
-                } else {
-                    let links = &self.global_links[gs * g + gt];
-                    let (owner_sw, gport) = links[rank % links.len()];
-                    if owner_sw == s {
-                        gport
-                    } else {
-                        self.local_port(s, owner_sw, lid)
-                    }
-                };
+            out.push(Destination { lid, switch, group, rank, final_port });
+        }
+        out
+    }
+
+    /// The out-port of switch `s` towards `d` (Figure 4).
+    fn next_port(&self, s: usize, d: &Destination) -> u8 {
+        let gs = self.groups.of_switch[s];
+        if s == d.switch {
+            d.final_port
+        } else if gs == d.group {
+            self.local_port(s, d.switch, d.lid)
+        } else {
+            let links = &self.global_links[gs * self.groups.members.len() + d.group];
+            let (owner, port) = links[d.rank % links.len()];
+            if owner == s {
+                port
+            } else {
+                self.local_port(s, owner, d.lid)
             }
         }
-        Ok(lfts)
     }
 
     fn local_port(&self, from: usize, to: usize, lid: u16) -> u8 {
