@@ -9,6 +9,7 @@ pub mod dumps;
 pub mod engines;
 pub mod error;
 pub mod fabric;
+pub mod parallel;
 pub mod routing;
 pub mod topology;
 
