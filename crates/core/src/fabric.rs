@@ -185,12 +185,14 @@ impl FabricBuilder {
     }
 
     pub fn port_mut(&mut self, at: PortRef) -> Result<&mut Port, FabricError> {
-        let name = self.name(at.node);
-        self.nodes
-            .get_mut(at.node)
-            .and_then(|n| n.ports.get_mut(at.port as usize))
-            .and_then(|p| p.as_mut())
-            .ok_or(FabricError::NoSuchPort { node: name, port: at.port })
+        let exists = self.nodes.get(at.node).and_then(|n| n.ports.get(at.port as usize)).is_some_and(Option::is_some);
+        if !exists {
+            return Err(FabricError::NoSuchPort { node: self.name(at.node), port: at.port });
+        }
+        match self.nodes[at.node].ports[at.port as usize].as_mut() {
+            Some(port) => Ok(port),
+            None => unreachable!("checked above"),
+        }
     }
 
     fn name(&self, id: NodeId) -> String {
@@ -203,11 +205,12 @@ impl FabricBuilder {
             return Err(FabricError::CaSelfLink { node: self.name(a.node) });
         }
         for (this, other) in [(a, b), (b, a)] {
-            let name = self.name(this.node);
             let port = self.port_mut(this)?;
             match port.remote {
                 Some(r) if r == other => {}
-                Some(_) => return Err(FabricError::PortAlreadyLinked { node: name, port: this.port }),
+                Some(_) => {
+                    return Err(FabricError::PortAlreadyLinked { node: self.name(this.node), port: this.port })
+                }
                 None => port.remote = Some(other),
             }
         }
