@@ -1,0 +1,92 @@
+# Shared shell helpers for .ci/demo and .ci/bench-dla: running ibsim and the
+# distribution's OpenSM with the plugin on a generated fabric. Sourced.
+
+UMAD2SIM=${UMAD2SIM:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
+
+# start_ibsim NETFILE LOG: simulates NETFILE on socket $IBSIM_SOCKNAME,
+# with limits raised for big fabrics; sets IBSIM_PID.
+start_ibsim() {
+    local net=$1 log=$2 nodes switches ports
+    nodes=$(grep -cE '^(Switch|Hca|Ca)' "$net")
+    switches=$(grep -cE '^Switch' "$net")
+    ports=$(( $(grep -cE '^\[' "$net") + nodes ))
+    ibsim -s -n -N $((nodes + 16)) -S $((switches + 16)) -P $((ports + 64)) "$net" >"$log" 2>&1 &
+    IBSIM_PID=$!
+    # ibsim prints its limits once the fabric is parsed and the socket is up.
+    wait_for_line "$log" "MaxMcastCap" 600 || { echo "ibsim did not start; see $log" >&2; return 1; }
+}
+
+# start_opensm CONF LOG: runs opensm -F CONF under umad2sim with the plugin
+# from target/release; sets OPENSM_PID.
+start_opensm() {
+    local conf=$1 out=$2
+    LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        LD_PRELOAD="$UMAD2SIM" opensm -F "$conf" >"$out" 2>&1 &
+    OPENSM_PID=$!
+}
+
+# wait_for_line FILE PATTERN SECONDS: waits until FILE has a line matching PATTERN.
+wait_for_line() {
+    local file=$1 pattern=$2 limit=$3 waited=0
+    until grep -qE "$pattern" "$file" 2>/dev/null; do
+        sleep 1
+        waited=$((waited + 1))
+        [ "$waited" -lt "$limit" ] || return 1
+    done
+}
+
+# opensm_conf DIR ENGINE: an opensm.conf for a run in DIR with ENGINE.
+opensm_conf() {
+    local dir=$1 engine=$2 flags=${3:-0x43}
+    cat <<CONF
+event_plugin_name osmroute
+routing_engine $engine
+qos TRUE
+log_file $dir/opensm.log
+log_flags $flags
+force_log_flush TRUE
+dump_files_dir $dir
+CONF
+}
+
+# tool CMD ARGS...: a diag tool talking to the simulation.
+tool() {
+    LD_PRELOAD="$UMAD2SIM" "$@" 2>/dev/null </dev/null
+}
+
+# log_seconds LINE: seconds since midnight of an OpenSM log line
+# ("Nov 22 15:02:06 386154 [..]").
+log_seconds() {
+    awk '{ split($3, t, ":"); printf "%.6f\n", t[1] * 3600 + t[2] * 60 + t[3] + $4 / 1e6 }' <<<"$1"
+}
+
+stop_pid() {
+    [ -n "${1:-}" ] && kill "$1" 2>/dev/null && { sleep 1; kill -9 "$1" 2>/dev/null; } || true
+}
+
+# readback_tables DIR: reads every switch's LFT and SL2VL tables back from
+# the simulated switches (MADs, as on real hardware) into DIR as
+#   readback-lfts.dump   OpenSM's opensm-lfts.dump format (for osmroute check)
+#   readback.fdbs        OpenSM's opensm.fdbs format (for ibdmchk -f)
+#   readback-sl2vl.txt   ibdmchk's -d format
+readback_tables() {
+    local dir=$1 guid ports lid out
+    : >"$dir/readback-lfts.dump"
+    : >"$dir/readback.fdbs"
+    : >"$dir/readback-sl2vl.txt"
+    tool ibswitches | awk '{ for (i = 1; i <= NF; i++) { if ($i == "ports") p = $(i+1); if ($i == "lid") l = $(i+1) } print $3, p, l }' |
+    while read -r guid ports lid; do
+        tool ibroute "$lid" | awk -v guid="$guid" -v lfts="$dir/readback-lfts.dump" -v fdbs="$dir/readback.fdbs" '
+            /^Unicast lids/ { sub(/\(/, "(\047"); sub(/\):$/, "\047):"); print >> lfts
+                              print "dump_ucast_routes: Switch " guid >> fdbs
+                              print "LID    : Port : Hops : Optimal" >> fdbs }
+            /^0x[0-9a-fA-F]+ [0-9]+ / { print $1, $2 >> lfts; printf "%s : %s  : 00   : yes\n", $1, $2 >> fdbs }'
+        for out in $(seq 1 "$ports"); do
+            tool smpquery sl2vl "$lid" "$out" | awk -v guid="$guid" '
+                /^ports: in/ { gsub(/[,:|]/, " "); n = split($0, f, " ")
+                               line = guid " " f[3] " " f[5]
+                               for (i = 0; i < 8; i++) line = line sprintf(" 0x%x%x", f[6 + 2*i], f[7 + 2*i])
+                               print line }' >>"$dir/readback-sl2vl.txt"
+        done
+    done
+}
