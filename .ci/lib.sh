@@ -17,10 +17,13 @@ start_ibsim() {
 }
 
 # start_opensm CONF LOG: runs opensm -F CONF under umad2sim with the plugin
-# from target/release; sets OPENSM_PID.
+# from target/release, its cache (guid2lid, neighbors) next to CONF rather
+# than in /var/cache/opensm; sets OPENSM_PID.
 start_opensm() {
     local conf=$1 out=$2
-    LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    mkdir -p "$(dirname "$conf")/cache"
+    OSM_CACHE_DIR="$(dirname "$conf")/cache" \
+        LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
         LD_PRELOAD="$UMAD2SIM" opensm -F "$conf" >"$out" 2>&1 &
     OPENSM_PID=$!
 }
