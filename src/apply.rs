@@ -49,8 +49,8 @@ pub unsafe fn write_tables(
             return;
         }
         lft[1..n].copy_from_slice(&ours[1..n]);
-        for (k, &lid) in hops.lids.iter().enumerate() {
-            let (port, h) = (ours[lid as usize], hops.get(k, si));
+        for (&lid, &h) in hops.lids.iter().zip(hops.row(si)) {
+            let port = ours[lid as usize];
             if (lid as usize) < n && port != NO_PATH && h != NO_PATH {
                 ffi::osm_switch_set_hops(sw.0, lid, port, h);
             }
@@ -65,4 +65,23 @@ pub unsafe fn write_tables(
         Some(problem) => Err(problem),
         None => Ok(()),
     }
+}
+
+/// Makes OpenSM allocate its hop-table rows towards `lids` on every switch,
+/// leaving them empty (all `OSM_NO_PATH`, exactly the state OpenSM clears
+/// them to before each routing pass).
+///
+/// OpenSM mallocs one row per switch and LID on first use; on a 2,064-switch
+/// fabric that is four million allocations and most of the write-back time.
+/// Doing it on a second thread while the routing is being computed takes it
+/// off the critical path; `write_tables` then only stores into the rows.
+///
+/// # Safety
+/// As `write_tables`; must finish before the routing callback returns.
+pub unsafe fn reserve_hop_rows(mut switches: Vec<SwitchHandle>, lids: &[u16]) {
+    osmroute_core::parallel::for_each_row(&mut switches, |_, sw| {
+        for &lid in lids {
+            ffi::osm_switch_set_hops(sw.0, lid, 0, NO_PATH);
+        }
+    });
 }

@@ -74,7 +74,21 @@ impl EngineContext {
             (snapshot::take(&mut (*self.osm).subn, opt.lmc)?, opt)
         };
         let snapshot_ms = started.elapsed().as_secs_f64() * 1e3;
-        let routing = (self.info.route)(&snapshot.fabric, &self.config.config)?;
+        let switch_lids: Vec<u16> = snapshot
+            .fabric
+            .lids()
+            .filter(|(_, owner)| snapshot.fabric.node(owner.node).is_switch())
+            .map(|(lid, _)| lid)
+            .collect();
+        let handles = snapshot.switches.clone();
+        // SAFETY: joined below, before this callback returns; it touches
+        // only the switches' hop rows, which nothing else uses meanwhile.
+        let reserving = std::thread::spawn(move || unsafe { apply::reserve_hop_rows(handles, &switch_lids) });
+        let routing = (self.info.route)(&snapshot.fabric, &self.config.config);
+        if reserving.join().is_err() {
+            log::warn!("{name}: reserving hop-table rows failed; they will be allocated while writing");
+        }
+        let routing = routing?;
         let vls = routing.vls_needed();
         if vls > 1 && opt.qos == 0 {
             return Err(Error::declined(

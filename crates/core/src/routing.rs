@@ -225,23 +225,35 @@ impl Routing {
                 }
             }
         });
-        HopTable { lids: lids.to_vec(), switches, data }
+        // Readers go switch by switch (one OpenSM switch at a time), so
+        // store the table switch-major.
+        let mut by_switch = vec![NO_PATH; data.len()];
+        for (k, col) in data.chunks(switches.max(1)).enumerate() {
+            for (s, &h) in col.iter().enumerate() {
+                by_switch[s * lids.len() + k] = h;
+            }
+        }
+        HopTable { lids: lids.to_vec(), data: by_switch }
     }
 }
 
 /// Hop counts from every switch towards a set of LIDs (see
-/// `Routing::hop_table`), stored LID-major.
+/// `Routing::hop_table`), stored switch-major.
 #[derive(Clone, Debug)]
 pub struct HopTable {
     pub lids: Vec<u16>,
-    switches: usize,
     data: Vec<u8>,
 }
 
 impl HopTable {
     /// Hops from switch index `switch` to `self.lids[k]`.
     pub fn get(&self, k: usize, switch: usize) -> u8 {
-        self.data[k * self.switches + switch]
+        self.data[switch * self.lids.len() + k]
+    }
+
+    /// Hops from `switch` to each of `self.lids`, in that order.
+    pub fn row(&self, switch: usize) -> &[u8] {
+        &self.data[switch * self.lids.len()..(switch + 1) * self.lids.len()]
     }
 }
 

@@ -60,16 +60,17 @@ fn explain(fabric: &Fabric, e: &NotADragonfly) -> String {
     }
 }
 
-/// A LID to route and where it is delivered.
+/// A LID to route and where it is delivered (compact: the fill loop reads
+/// one of these per table entry).
 struct Destination {
     lid: u16,
-    switch: usize,
-    group: usize,
-    /// Position among the LIDs delivered in `group`, to spread them over
-    /// the global links into the group.
-    rank: usize,
     /// Out-port at the destination switch.
     final_port: u8,
+    switch: u32,
+    group: u32,
+    /// Position among the LIDs delivered in `group`, to spread them over
+    /// the global links into the group.
+    rank: u32,
 }
 
 /// Which ports carry traffic between switches and groups.
@@ -167,32 +168,38 @@ impl LinkPlan {
             } else {
                 fabric.port(owner).and_then(|p| p.remote).map_or(NO_PATH, |r| r.port)
             };
-            out.push(Destination { lid, switch, group, rank, final_port });
+            out.push(Destination { lid, final_port, switch: switch as u32, group: group as u32, rank: rank as u32 });
         }
         out
     }
 
     /// The out-port of switch `s` towards `d` (Figure 4).
     fn next_port(&self, s: usize, d: &Destination) -> u8 {
-        let gs = self.groups.of_switch[s];
-        if s == d.switch {
-            d.final_port
-        } else if gs == d.group {
-            self.local_port(s, d.switch, d.lid)
-        } else {
-            let links = &self.global_links[gs * self.groups.members.len() + d.group];
-            let (owner, port) = links[d.rank % links.len()];
-            if owner == s {
-                port
-            } else {
-                self.local_port(s, owner, d.lid)
-            }
+        let (dst, dst_group) = (d.switch as usize, d.group as usize);
+        if s == dst {
+            return d.final_port;
         }
+        let gs = self.groups.of_switch[s];
+        let via = if gs == dst_group {
+            dst
+        } else {
+            let links = &self.global_links[gs * self.groups.members.len() + dst_group];
+            let (owner, port) = if links.len() == 1 { links[0] } else { links[d.rank as usize % links.len()] };
+            if owner == s {
+                return port;
+            }
+            owner
+        };
+        self.local_port(s, via, d.lid)
     }
 
     fn local_port(&self, from: usize, to: usize, lid: u16) -> u8 {
         let ports = &self.local_ports[from][self.position[to]];
-        ports[lid as usize % ports.len()]
+        if ports.len() == 1 {
+            ports[0]
+        } else {
+            ports[lid as usize % ports.len()]
+        }
     }
 
     fn class(&self, s: usize, port: u8, adjacency: &[Vec<(u8, usize, u8)>]) -> PortClass {
