@@ -237,3 +237,228 @@ impl LinkPlan {
         tables
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+    use crate::routing::NO_PATH;
+
+    /// A fully connected Dragonfly built by hand (the generators have their
+    /// own tests): `groups` groups of `a` switches, `p` hosts each, global
+    /// link k of group g to group (g+k+1) mod groups, `h` global ports per
+    /// switch, port numbers permuted per switch by `shuffle` when set.
+    fn dragonfly(a: usize, h: usize, p: usize, groups: usize, shuffle: Option<u64>) -> Fabric {
+        let mut b = FabricBuilder::new();
+        let radix = p + a - 1 + h;
+        let sw: Vec<usize> =
+            (0..groups * a).map(|i| b.add_node(NodeKind::Switch, 0x2000 + i as u64, format!("s{i}"), radix as u8)).collect();
+        // Per-switch port permutation (a simple seeded LCG shuffle).
+        let perm: Vec<Vec<u8>> = (0..groups * a)
+            .map(|s| {
+                let mut ports: Vec<u8> = (1..=radix as u8).collect();
+                if let Some(seed) = shuffle {
+                    let mut x = seed ^ (s as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    for i in (1..ports.len()).rev() {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ports.swap(i, (x >> 33) as usize % (i + 1));
+                    }
+                }
+                ports
+            })
+            .collect();
+        let port = |s: usize, logical: usize| PortRef::new(sw[s], perm[s][logical]);
+        for s in 0..groups * a {
+            for k in 0..p {
+                let host = b.add_node(NodeKind::Ca, 0x10_0000 + (s * p + k) as u64 * 2, format!("h{s}.{k}"), 1);
+                b.connect(PortRef::new(host, 1), port(s, k)).unwrap();
+            }
+        }
+        let mut next_global = vec![0usize; groups * a];
+        for g in 0..groups {
+            for i in 0..a {
+                for j in i + 1..a {
+                    b.connect(port(g * a + i, p + j - 1), port(g * a + j, p + i)).unwrap();
+                }
+            }
+        }
+        // Global links: `copies` per pair of groups, each on the least used
+        // switch of either group, which gives every switch exactly h.
+        let copies = (a * h / (groups - 1)).max(1);
+        let least_used = |g: usize, used: &Vec<usize>| (g * a..(g + 1) * a).min_by_key(|&s| (used[s], s)).unwrap();
+        for g in 0..groups {
+            for o in g + 1..groups {
+                for _ in 0..copies {
+                    let (x, y) = (least_used(g, &next_global), least_used(o, &next_global));
+                    let (px, py) = (next_global[x], next_global[y]);
+                    next_global[x] += 1;
+                    next_global[y] += 1;
+                    b.connect(port(x, p + a - 1 + px), port(y, p + a - 1 + py)).unwrap();
+                }
+            }
+        }
+        b.assign_lids_sequential(0).unwrap();
+        b.build().unwrap()
+    }
+
+    /// Switch path (switch indices) from the switch of `src` CA to `dlid`.
+    fn trace(f: &Fabric, r: &Routing, src_ca: usize, dlid: u16) -> Option<Vec<usize>> {
+        let mut at = f.port(PortRef::new(src_ca, 1))?.remote?;
+        let mut path = Vec::new();
+        loop {
+            let s = f.switch_index(at.node)?;
+            path.push(s);
+            if path.len() > 16 {
+                return None;
+            }
+            let out = r.lfts[s][dlid as usize];
+            if out == NO_PATH {
+                return None;
+            }
+            if out == 0 {
+                return (f.lid_owner(dlid)?.node == at.node).then_some(path);
+            }
+            let next = f.port(PortRef::new(at.node, out))?.remote?;
+            if !f.node(next.node).is_switch() {
+                return (f.lid_owner(dlid)? == next).then_some(path);
+            }
+            at = next;
+        }
+    }
+
+    #[test]
+    fn every_pair_takes_a_minimal_dragonfly_path() {
+        for shuffle in [None, Some(7)] {
+            let f = dragonfly(4, 2, 2, 9, shuffle);
+            let r = route(&f, &Config::default()).unwrap();
+            let groups = discover_groups(&f.switch_adjacency()).unwrap();
+            for src in f.cas() {
+                for (dlid, owner) in f.lids() {
+                    let path = trace(&f, &r, src, dlid).unwrap_or_else(|| panic!("no route {src} -> {dlid}"));
+                    let globals = path.windows(2).filter(|w| groups.of_switch[w[0]] != groups.of_switch[w[1]]).count();
+                    assert!(path.len() <= 4, "{src}->{dlid} ({owner:?}): {} switch hops", path.len() - 1);
+                    assert!(globals <= 1, "{src}->{dlid}: {globals} global hops");
+                    // Local hops: at most one before and one after the global hop.
+                    assert!(path.len() - 1 - globals <= 2);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn groups_do_not_depend_on_port_numbering() {
+        let plain = discover_groups(&dragonfly(4, 2, 2, 9, None).switch_adjacency()).unwrap();
+        let shuffled = discover_groups(&dragonfly(4, 2, 2, 9, Some(99)).switch_adjacency()).unwrap();
+        assert_eq!(plain, shuffled);
+        assert_eq!(plain.members.len(), 9);
+        assert!(plain.members.iter().all(|m| m.len() == 4));
+    }
+
+    #[test]
+    fn sl2vl_follows_figure_8() {
+        let f = dragonfly(4, 2, 2, 9, Some(3));
+        let r = route(&f, &Config { dla: crate::config::DlaConfig { sl: 5 }, ..Config::default() }).unwrap();
+        let groups = discover_groups(&f.switch_adjacency()).unwrap();
+        let sl2vl = r.sl2vl.as_ref().unwrap();
+        let kind = |s: usize, port: u8| -> &'static str {
+            match f.node(f.switches()[s]).port(port).and_then(|p| p.remote) {
+                None => "none",
+                Some(r) => match f.switch_index(r.node) {
+                    None => "terminal",
+                    Some(t) if groups.of_switch[t] == groups.of_switch[s] => "local",
+                    Some(_) => "global",
+                },
+            }
+        };
+        let mut shifted = 0;
+        for s in 0..f.switches().len() {
+            let ports = f.node(f.switches()[s]).port_slots() as u8;
+            for i in 0..ports {
+                for o in 1..ports {
+                    let want = if kind(s, i) == "global" && kind(s, o) == "local" { 1 } else { 0 };
+                    shifted += want;
+                    assert_eq!(sl2vl.switch_table(s, i, o), &[want; 16], "switch {s} in {i} out {o}");
+                }
+            }
+        }
+        // Each switch: h global in-ports times a-1 local out-ports.
+        assert_eq!(shifted, 36 * 2 * 3);
+        assert_eq!(r.path_sl.sl(1, 2), 5);
+        assert_eq!(sl2vl.ca_table(&[9; 16])[5], 0);
+        assert_eq!(sl2vl.ca_table(&[9; 16])[4], 9, "other SLs keep OpenSM's mapping on CA ports");
+        assert_eq!(r.vls_needed(), 2);
+    }
+
+    #[test]
+    fn destinations_spread_evenly_over_parallel_global_links() {
+        // 5 groups of 4 switches with h=2: 8 global ports per group, 4 other
+        // groups, so two links join every pair of groups.
+        let f = dragonfly(4, 2, 1, 5, None);
+        let r = route(&f, &Config::default()).unwrap();
+        let groups = discover_groups(&f.switch_adjacency()).unwrap();
+        // Count, per global cable from group 0 to group 1, the CA LIDs of
+        // group 1 it carries (as the last hop out of group 0).
+        let mut per_link = std::collections::BTreeMap::new();
+        for (dlid, owner) in f.lids().filter(|(_, o)| !f.node(o.node).is_switch()) {
+            let dst = f.switch_index(f.lid_switch(dlid).unwrap()).unwrap();
+            if groups.of_switch[dst] != 1 {
+                continue;
+            }
+            for &s in &groups.members[0] {
+                let out = r.lfts[s][dlid as usize];
+                let peer = f.node(f.switches()[s]).port(out).unwrap().remote.unwrap();
+                if f.switch_index(peer.node).map(|t| groups.of_switch[t]) == Some(1) {
+                    per_link.entry((s, out)).or_insert_with(Vec::new).push((dlid, owner));
+                }
+            }
+        }
+        let counts: Vec<usize> = per_link.values().map(Vec::len).collect();
+        assert_eq!(counts.len(), 2, "two global links from group 0 to group 1: {per_link:?}");
+        assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1, "{counts:?}");
+    }
+
+    #[test]
+    fn declines_a_dragonfly_with_a_missing_global_link() {
+        let full = dragonfly(3, 1, 1, 4, None);
+        // Rebuild without the single global cable between the first two groups.
+        let mut b = FabricBuilder::new();
+        for n in full.nodes() {
+            let id = b.add_node(n.kind, n.guid, n.desc.clone(), n.port_slots() as u8 - 1);
+            assert_eq!(id, b.node_count() - 1);
+        }
+        let g = discover_groups(&full.switch_adjacency()).unwrap();
+        for (id, n) in full.nodes().iter().enumerate() {
+            for (port, peer) in n.links() {
+                let cut = match (full.switch_index(id), full.switch_index(peer.node)) {
+                    (Some(x), Some(y)) => {
+                        let (gx, gy) = (g.of_switch[x], g.of_switch[y]);
+                        (gx.min(gy), gx.max(gy)) == (0, 1)
+                    }
+                    _ => false,
+                };
+                if !cut {
+                    b.connect(PortRef::new(id, port), peer).unwrap();
+                }
+            }
+        }
+        b.assign_lids_sequential(0).unwrap();
+        let err = route(&b.build().unwrap(), &Config::default()).unwrap_err().to_string();
+        assert!(err.starts_with("dla declines: not a fully connected Dragonfly: no global link joins"), "{err}");
+        assert!(err.contains("(s0)"), "names a switch of the first group: {err}");
+    }
+
+    #[test]
+    fn declines_a_ring_and_names_switches() {
+        let mut b = FabricBuilder::new();
+        let s: Vec<usize> = (0..6).map(|i| b.add_node(NodeKind::Switch, 0x10 + i, format!("ring{i}"), 3)).collect();
+        for i in 0..6 {
+            b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 6], 2)).unwrap();
+            let h = b.add_node(NodeKind::Ca, 0x100 + i as u64 * 2, "", 1);
+            b.connect(PortRef::new(h, 1), PortRef::new(s[i], 3)).unwrap();
+        }
+        b.assign_lids_sequential(0).unwrap();
+        let err = route(&b.build().unwrap(), &Config::default()).unwrap_err().to_string();
+        assert!(err.contains("dla declines: not a Dragonfly with fully connected groups"), "{err}");
+        assert!(err.contains("(ring"), "{err}");
+    }
+}
