@@ -15,16 +15,10 @@ pub const DEFAULT_CONFIG_PATH: &str = "/etc/opensm/osmroute.conf";
 /// Environment variable that overrides `DEFAULT_CONFIG_PATH`.
 pub const CONFIG_ENV: &str = "OSMROUTE_CONFIG";
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DlaConfig {
     /// The SL every path uses (the paper's single SL). Default 0.
     pub sl: u8,
-}
-
-impl Default for DlaConfig {
-    fn default() -> Self {
-        DlaConfig { sl: 0 }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,7 +75,7 @@ pub struct Loaded {
 impl Loaded {
     /// Problems that make `engine` decline.
     pub fn errors_for<'a>(&'a self, engine: &'a str) -> impl Iterator<Item = &'a ConfigError> + 'a {
-        self.errors.iter().filter(move |e| e.engine.as_deref().map_or(true, |s| s == engine || s == "dump"))
+        self.errors.iter().filter(move |e| e.engine.as_deref().is_none_or(|s| s == engine || s == "dump"))
     }
 }
 
@@ -143,9 +137,8 @@ impl Config {
             "dla.sl" => self.dla.sl = parse_num(value, 0, 15)? as u8,
             "dump.max_path_sl_lines" => self.dump.max_path_sl_lines = parse_num(value, 0, u64::MAX)?,
             _ => {
-                return Err(format!(
-                    "unknown key; known keys are: dla.sl, dump.max_path_sl_lines (see README, section Configuration)"
-                ))
+                return Err("unknown key; known keys are: dla.sl, dump.max_path_sl_lines (see README, section Configuration)"
+                    .to_string())
             }
         }
         Ok(())

@@ -339,7 +339,7 @@ impl Fabric {
                             lmc: port.lmc,
                         });
                     }
-                    if port.lid as u32 % (1u32 << port.lmc) != 0 {
+                    if !(port.lid as u32).is_multiple_of(1u32 << port.lmc) {
                         return Err(FabricError::LidNotAligned {
                             node: describe(node),
                             port: num as u8,
