@@ -9,7 +9,10 @@ pub mod dumps;
 pub mod engines;
 pub mod error;
 pub mod fabric;
+pub mod gen;
+pub mod io;
 pub mod parallel;
+pub mod rng;
 pub mod routing;
 pub mod topology;
 

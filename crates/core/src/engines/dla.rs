@@ -244,58 +244,13 @@ mod tests {
     use crate::fabric::{FabricBuilder, NodeKind, PortRef};
     use crate::routing::NO_PATH;
 
-    /// A fully connected Dragonfly built by hand (the generators have their
-    /// own tests): `groups` groups of `a` switches, `p` hosts each, global
-    /// link k of group g to group (g+k+1) mod groups, `h` global ports per
-    /// switch, port numbers permuted per switch by `shuffle` when set.
+    /// A fully connected Dragonfly from the generator, LIDs assigned,
+    /// port numbers shuffled when `shuffle` is set.
     fn dragonfly(a: usize, h: usize, p: usize, groups: usize, shuffle: Option<u64>) -> Fabric {
-        let mut b = FabricBuilder::new();
-        let radix = p + a - 1 + h;
-        let sw: Vec<usize> =
-            (0..groups * a).map(|i| b.add_node(NodeKind::Switch, 0x2000 + i as u64, format!("s{i}"), radix as u8)).collect();
-        // Per-switch port permutation (a simple seeded LCG shuffle).
-        let perm: Vec<Vec<u8>> = (0..groups * a)
-            .map(|s| {
-                let mut ports: Vec<u8> = (1..=radix as u8).collect();
-                if let Some(seed) = shuffle {
-                    let mut x = seed ^ (s as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                    for i in (1..ports.len()).rev() {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                        ports.swap(i, (x >> 33) as usize % (i + 1));
-                    }
-                }
-                ports
-            })
-            .collect();
-        let port = |s: usize, logical: usize| PortRef::new(sw[s], perm[s][logical]);
-        for s in 0..groups * a {
-            for k in 0..p {
-                let host = b.add_node(NodeKind::Ca, 0x10_0000 + (s * p + k) as u64 * 2, format!("h{s}.{k}"), 1);
-                b.connect(PortRef::new(host, 1), port(s, k)).unwrap();
-            }
-        }
-        let mut next_global = vec![0usize; groups * a];
-        for g in 0..groups {
-            for i in 0..a {
-                for j in i + 1..a {
-                    b.connect(port(g * a + i, p + j - 1), port(g * a + j, p + i)).unwrap();
-                }
-            }
-        }
-        // Global links: `copies` per pair of groups, each on the least used
-        // switch of either group, which gives every switch exactly h.
-        let copies = (a * h / (groups - 1)).max(1);
-        let least_used = |g: usize, used: &Vec<usize>| (g * a..(g + 1) * a).min_by_key(|&s| (used[s], s)).unwrap();
-        for g in 0..groups {
-            for o in g + 1..groups {
-                for _ in 0..copies {
-                    let (x, y) = (least_used(g, &next_global), least_used(o, &next_global));
-                    let (px, py) = (next_global[x], next_global[y]);
-                    next_global[x] += 1;
-                    next_global[y] += 1;
-                    b.connect(port(x, p + a - 1 + px), port(y, p + a - 1 + py)).unwrap();
-                }
-            }
+        let params = crate::gen::dragonfly::Params { groups, ..crate::gen::dragonfly::Params::new(a, h, p) };
+        let mut b = crate::gen::dragonfly::dragonfly(&params).unwrap();
+        if let Some(seed) = shuffle {
+            b = crate::gen::shuffle_ports(&b, seed);
         }
         b.assign_lids_sequential(0).unwrap();
         b.build().unwrap()
@@ -444,7 +399,7 @@ mod tests {
         b.assign_lids_sequential(0).unwrap();
         let err = route(&b.build().unwrap(), &Config::default()).unwrap_err().to_string();
         assert!(err.starts_with("dla declines: not a fully connected Dragonfly: no global link joins"), "{err}");
-        assert!(err.contains("(s0)"), "names a switch of the first group: {err}");
+        assert!(err.contains("(df-g0-s0)"), "names a switch of the first group: {err}");
     }
 
     #[test]

@@ -1,0 +1,3 @@
+//! Reading and writing fabric descriptions.
+
+pub mod netfile;
