@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod analysis;
 pub mod config;
 pub mod dumps;
 pub mod engines;

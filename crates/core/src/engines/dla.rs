@@ -242,7 +242,6 @@ impl LinkPlan {
 mod tests {
     use super::*;
     use crate::fabric::{FabricBuilder, NodeKind, PortRef};
-    use crate::routing::NO_PATH;
 
     /// A fully connected Dragonfly from the generator, LIDs assigned,
     /// port numbers shuffled when `shuffle` is set.
@@ -256,29 +255,11 @@ mod tests {
         b.build().unwrap()
     }
 
-    /// Switch path (switch indices) from the switch of `src` CA to `dlid`.
+    /// Switch indices a packet from CA `src_ca` (port 1) to `dlid` passes.
     fn trace(f: &Fabric, r: &Routing, src_ca: usize, dlid: u16) -> Option<Vec<usize>> {
-        let mut at = f.port(PortRef::new(src_ca, 1))?.remote?;
-        let mut path = Vec::new();
-        loop {
-            let s = f.switch_index(at.node)?;
-            path.push(s);
-            if path.len() > 16 {
-                return None;
-            }
-            let out = r.lfts[s][dlid as usize];
-            if out == NO_PATH {
-                return None;
-            }
-            if out == 0 {
-                return (f.lid_owner(dlid)?.node == at.node).then_some(path);
-            }
-            let next = f.port(PortRef::new(at.node, out))?.remote?;
-            if !f.node(next.node).is_switch() {
-                return (f.lid_owner(dlid)? == next).then_some(path);
-            }
-            at = next;
-        }
+        crate::analysis::paths::trace(f, r, PortRef::new(src_ca, 1), dlid)
+            .ok()
+            .map(|hops| hops.iter().map(|h| h.switch).collect())
     }
 
     #[test]

@@ -1,0 +1,4 @@
+//! Judging a routing: where packets go, how far, how loaded, and whether
+//! the channel dependencies it creates can deadlock.
+
+pub mod paths;
