@@ -1,0 +1,223 @@
+//! Running ibsim and the distribution's OpenSM for integration tests.
+//!
+//! Facts this relies on (checked on Debian bookworm's packages):
+//! - `ibsim -s -n NETFILE` simulates the fabric without a console; it prints
+//!   its limits (`MaxMcastCap ...`) once the fabric is parsed and its socket
+//!   is up. `IBSIM_SOCKNAME` gives every simulation its own socket, so tests
+//!   run in parallel. `-N/-S/-P` raise its node, switch and port limits.
+//! - Any libibumad program (opensm, ibroute, smpquery, ibswitches) talks to
+//!   the simulation when run with `LD_PRELOAD=libumad2sim.so` and the same
+//!   `IBSIM_SOCKNAME`.
+//! - ibsim numbers GUIDs in file order: switches 0x200000 + n, HCAs
+//!   0x100000 + 2n (port GUID = node GUID + port); `io::netfile::read` does
+//!   the same, so a fabric read from the net file names nodes as the
+//!   simulation does.
+//! - OpenSM reads `event_plugin_name` only from its config file (`-F`), keeps
+//!   its cache (guid2lid, neighbors) in `$OSM_CACHE_DIR` (default
+//!   /var/cache/opensm, which stale state from other runs would pollute),
+//!   and buffers its log unless `force_log_flush TRUE`.
+//!
+//! Everything a test starts is killed when its handle drops, also when the
+//! test panics; the run directory is then kept and its path printed.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub const UMAD2SIM: &str = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+
+static RUNS: AtomicUsize = AtomicUsize::new(0);
+
+/// Directory holding target/<profile>/libosmroute.so and the `osmroute`
+/// binary built with the same profile as this test.
+pub fn build_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/<test binary>
+    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
+    assert!(
+        dir.join("libosmroute.so").exists(),
+        "{} has no libosmroute.so: build the plugin first (`cargo build --release --workspace`, as .ci/test does)",
+        dir.display()
+    );
+    dir
+}
+
+fn require(binary: &str, package: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(binary).exists()))
+        .unwrap_or(false)
+        || Path::new("/usr/sbin").join(binary).exists();
+    assert!(found, "`{binary}` not found: install {package} (.ci/deps does)");
+}
+
+fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) -> Result<(), String> {
+    let start = Instant::now();
+    while !done() {
+        if start.elapsed() > timeout {
+            return Err(format!("timed out after {timeout:?} waiting for {what}"));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(())
+}
+
+/// One ibsim simulation of a net file.
+pub struct Sim {
+    pub dir: PathBuf,
+    pub netfile: PathBuf,
+    sock: String,
+    ibsim: Child,
+    opensm_runs: usize,
+}
+
+impl Sim {
+    /// Writes `net` into a fresh run directory and simulates it.
+    pub fn start(name: &str, net: &str) -> Sim {
+        require("ibsim", "ibsim-utils");
+        assert!(Path::new(UMAD2SIM).exists(), "{UMAD2SIM} missing: install libumad2sim0");
+        let run = RUNS.fetch_add(1, Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!("osmroute-test-{name}-{}-{run}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create run directory");
+        let netfile = dir.join("fabric.net");
+        std::fs::write(&netfile, net).expect("write net file");
+        let nodes = net.lines().filter(|l| l.starts_with("Switch") || l.starts_with("Hca")).count();
+        let switches = net.lines().filter(|l| l.starts_with("Switch")).count();
+        let ports = net.lines().filter(|l| l.starts_with('[')).count() + nodes;
+        let sock = format!("osmroute-{name}-{}-{run}", std::process::id());
+        let log = std::fs::File::create(dir.join("ibsim.log")).expect("ibsim log");
+        let ibsim = Command::new("ibsim")
+            .args(["-s", "-n"])
+            .args(["-N", &(nodes + 16).to_string(), "-S", &(switches + 16).to_string(), "-P", &(ports + 64).to_string()])
+            .arg(&netfile)
+            .env("IBSIM_SOCKNAME", &sock)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log handle"))
+            .stderr(log)
+            .spawn()
+            .expect("start ibsim");
+        let sim = Sim { dir, netfile, sock, ibsim, opensm_runs: 0 };
+        let log_path = sim.dir.join("ibsim.log");
+        wait_until("ibsim to parse the fabric", Duration::from_secs(300), || {
+            std::fs::read_to_string(&log_path).is_ok_and(|l| l.contains("MaxMcastCap"))
+        })
+        .unwrap_or_else(|e| panic!("{e}; ibsim log: {}", std::fs::read_to_string(&log_path).unwrap_or_default()));
+        sim
+    }
+
+    /// Starts OpenSM with the plugin and `conf` lines added to a config that
+    /// logs to the run directory and writes its dumps there.
+    pub fn opensm(&mut self, conf: &[&str], env: &[(&str, &str)]) -> OpenSm {
+        require("opensm", "opensm");
+        self.opensm_runs += 1;
+        let dir = self.dir.join(format!("opensm-{}", self.opensm_runs));
+        std::fs::create_dir_all(dir.join("cache")).expect("opensm run directory");
+        let mut text = format!(
+            "log_file {dir}/opensm.log\nforce_log_flush TRUE\nlog_flags 0x43\ndump_files_dir {dir}\n\
+             event_plugin_name osmroute\n",
+            dir = dir.display()
+        );
+        for line in conf {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let conf_path = dir.join("opensm.conf");
+        std::fs::write(&conf_path, text).expect("write opensm.conf");
+        let out = std::fs::File::create(dir.join("opensm.out")).expect("opensm output");
+        let mut cmd = Command::new("opensm");
+        cmd.arg("-F")
+            .arg(&conf_path)
+            .env("IBSIM_SOCKNAME", &self.sock)
+            .env("LD_PRELOAD", UMAD2SIM)
+            .env("LD_LIBRARY_PATH", build_dir())
+            .env("OSM_CACHE_DIR", dir.join("cache"))
+            // No host configuration leaks in unless a test asks for it.
+            .env("OSMROUTE_CONFIG", dir.join("no-osmroute.conf"))
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("output handle"))
+            .stderr(out);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("start opensm");
+        OpenSm { dir, child }
+    }
+
+    /// Runs a diag tool against the simulation; returns its standard output.
+    pub fn tool(&self, cmd: &str, args: &[&str]) -> String {
+        let out = Command::new(cmd)
+            .args(args)
+            .env("IBSIM_SOCKNAME", &self.sock)
+            .env("LD_PRELOAD", UMAD2SIM)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {cmd}: {e} (install infiniband-diags)"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.ibsim.kill();
+        let _ = self.ibsim.wait();
+        if std::thread::panicking() {
+            eprintln!("test files kept in {}", self.dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// One OpenSM process on a simulation.
+pub struct OpenSm {
+    pub dir: PathBuf,
+    child: Child,
+}
+
+impl OpenSm {
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("opensm.log")).unwrap_or_default()
+    }
+
+    /// Waits until OpenSM's log contains `text` `times` times.
+    pub fn wait_for_n(&self, text: &str, times: usize, timeout: Duration) {
+        if let Err(e) = wait_until(text, timeout, || self.log().matches(text).count() >= times) {
+            let log = self.log();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            panic!(
+                "{e}; OpenSM output: {}\nlast log lines:\n{}",
+                std::fs::read_to_string(self.dir.join("opensm.out")).unwrap_or_default(),
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
+        }
+    }
+
+    pub fn wait_for(&self, text: &str, timeout: Duration) {
+        self.wait_for_n(text, 1, timeout)
+    }
+
+    /// Lines of the log containing `text`.
+    pub fn lines_with(&self, text: &str) -> Vec<String> {
+        self.log().lines().filter(|l| l.contains(text)).map(str::to_string).collect()
+    }
+
+    /// Asks OpenSM for a heavy re-sweep (what SIGHUP does).
+    pub fn resweep(&self) {
+        let status = Command::new("kill").arg("-HUP").arg(self.child.id().to_string()).status();
+        assert!(status.is_ok_and(|s| s.success()), "cannot signal OpenSM");
+    }
+
+    pub fn file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+}
+
+impl Drop for OpenSm {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
