@@ -21,10 +21,11 @@ start_ibsim() {
 # than in /var/cache/opensm; sets OPENSM_PID.
 start_opensm() {
     local conf=$1 out=$2
+    local lib="$PWD/target/release"
     mkdir -p "$(dirname "$conf")/cache"
-    OSM_CACHE_DIR="$(dirname "$conf")/cache" \
-        LD_LIBRARY_PATH="$PWD/target/release${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-        LD_PRELOAD="$UMAD2SIM" opensm -F "$conf" >"$out" 2>&1 &
+    (cd "$(dirname "$conf")" && OSM_CACHE_DIR="$(dirname "$conf")/cache" \
+        LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        exec env LD_PRELOAD="$UMAD2SIM" opensm -F "$conf") >"$out" 2>&1 &
     OPENSM_PID=$!
 }
 
@@ -52,9 +53,10 @@ dump_files_dir $dir
 CONF
 }
 
-# tool CMD ARGS...: a diag tool talking to the simulation.
+# tool CMD ARGS...: a diag tool talking to the simulation, run in $SIMDIR
+# because umad2sim leaves a fake sysfs tree (sys-PID/) in the working directory.
 tool() {
-    LD_PRELOAD="$UMAD2SIM" "$@" 2>/dev/null </dev/null
+    (cd "${SIMDIR:-/tmp}" && LD_PRELOAD="$UMAD2SIM" "$@" 2>/dev/null </dev/null)
 }
 
 # log_seconds LINE: seconds since midnight of an OpenSM log line

@@ -12,6 +12,8 @@
 //!   0x100000 + 2n (port GUID = node GUID + port); `io::netfile::read` does
 //!   the same, so a fabric read from the net file names nodes as the
 //!   simulation does.
+//! - umad2sim creates a fake sysfs tree `sys-PID/` in the working directory
+//!   of every program it is preloaded into: run them in the run directory.
 //! - OpenSM reads `event_plugin_name` only from its config file (`-F`), keeps
 //!   its cache (guid2lid, neighbors) in `$OSM_CACHE_DIR` (default
 //!   /var/cache/opensm, which stale state from other runs would pollute),
@@ -128,7 +130,9 @@ impl Sim {
         std::fs::write(&conf_path, text).expect("write opensm.conf");
         let out = std::fs::File::create(dir.join("opensm.out")).expect("opensm output");
         let mut cmd = Command::new("opensm");
-        cmd.arg("-F")
+        // umad2sim leaves a fake sysfs tree (sys-PID/) in the working directory.
+        cmd.current_dir(&dir)
+            .arg("-F")
             .arg(&conf_path)
             .env("IBSIM_SOCKNAME", &self.sock)
             .env("LD_PRELOAD", UMAD2SIM)
@@ -150,6 +154,7 @@ impl Sim {
     pub fn tool(&self, cmd: &str, args: &[&str]) -> String {
         let out = Command::new(cmd)
             .args(args)
+            .current_dir(&self.dir)
             .env("IBSIM_SOCKNAME", &self.sock)
             .env("LD_PRELOAD", UMAD2SIM)
             .stdin(Stdio::null())
