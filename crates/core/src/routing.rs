@@ -107,19 +107,29 @@ impl Sl2Vl {
 pub enum PathSl {
     /// Every path uses the same SL.
     Uniform(u8),
+    /// SL per (source LID, destination LID), e.g. read back from a path-SL
+    /// dump; pairs not listed use `default`.
+    Pairs { default: u8, sl: std::collections::HashMap<(u16, u16), u8> },
 }
 
 impl PathSl {
-    pub fn sl(&self, _slid: u16, _dlid: u16) -> u8 {
+    pub fn sl(&self, slid: u16, dlid: u16) -> u8 {
         match self {
             PathSl::Uniform(sl) => *sl,
+            PathSl::Pairs { default, sl } => sl.get(&(slid, dlid)).copied().unwrap_or(*default),
         }
     }
 
-    /// The SLs any path may use.
+    /// The SLs any path may use, ascending.
     pub fn sls_used(&self) -> Vec<u8> {
         match self {
             PathSl::Uniform(sl) => vec![*sl],
+            PathSl::Pairs { default, sl } => {
+                let mut v: Vec<u8> = sl.values().copied().chain(std::iter::once(*default)).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
         }
     }
 }

@@ -1,4 +1,6 @@
 //! Judging a routing: where packets go, how far, how loaded, and whether
 //! the channel dependencies it creates can deadlock.
 
+pub mod credit;
 pub mod paths;
+pub mod report;

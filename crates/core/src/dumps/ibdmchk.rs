@@ -62,3 +62,96 @@ pub fn write_sl2vl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -> 
     }
     Ok(())
 }
+
+/// Reads an SL2VL file in ibdmchk's `-d` format into tables for `fabric`'s
+/// switches (pairs not listed keep VL 0 for every SL).
+pub fn read_sl2vl(fabric: &Fabric, text: &str) -> Result<crate::routing::Sl2Vl, super::DumpError> {
+    use crate::routing::{unpack_sl2vl, Sl2Vl, ALL_VL0};
+    let by_guid: std::collections::HashMap<u64, usize> =
+        fabric.switches().iter().enumerate().map(|(i, &n)| (fabric.node(n).guid, i)).collect();
+    let mut tables = Sl2Vl::new(fabric, ALL_VL0);
+    for (i, line) in text.lines().enumerate() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.is_empty() {
+            continue;
+        }
+        let err = || super::DumpError::new(super::SL2VL_FILE, i + 1, "expected `0xSWITCH_GUID IN OUT` and eight bytes `0xAB`");
+        if w.len() != 11 {
+            return Err(err());
+        }
+        let guid = u64::from_str_radix(w[0].trim_start_matches("0x"), 16).map_err(|_| err())?;
+        let (inp, out): (u8, u8) = (w[1].parse().map_err(|_| err())?, w[2].parse().map_err(|_| err())?);
+        let mut raw = [0u8; 8];
+        for (k, b) in raw.iter_mut().enumerate() {
+            *b = u8::from_str_radix(w[3 + k].trim_start_matches("0x"), 16).map_err(|_| err())?;
+        }
+        let &si = by_guid.get(&guid).ok_or_else(|| super::DumpError::new(super::SL2VL_FILE, i + 1, format!("unknown switch {guid:#018x}")))?;
+        tables.set_switch(si, inp, out, unpack_sl2vl(&raw));
+    }
+    Ok(tables)
+}
+
+/// Reads a path-SL file in ibdmchk's `-c` format (sources by node GUID,
+/// asked with the LID of the node's first port).
+pub fn read_path_sl(fabric: &Fabric, text: &str) -> Result<crate::routing::PathSl, super::DumpError> {
+    let slid_of: std::collections::HashMap<u64, u16> = fabric
+        .nodes()
+        .iter()
+        .filter_map(|n| Some((n.guid, n.ports.iter().flatten().map(|p| p.lid).find(|&l| l != 0)?)))
+        .collect();
+    let mut sl = std::collections::HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.is_empty() {
+            continue;
+        }
+        let err = || super::DumpError::new(super::PATH_SL_FILE, i + 1, "expected `0xSRC_NODE_GUID DLID SL`");
+        if w.len() != 3 {
+            return Err(err());
+        }
+        let guid = u64::from_str_radix(w[0].trim_start_matches("0x"), 16).map_err(|_| err())?;
+        let (dlid, s): (u16, u8) = (w[1].parse().map_err(|_| err())?, w[2].parse().map_err(|_| err())?);
+        let &slid = slid_of.get(&guid).ok_or_else(|| super::DumpError::new(super::PATH_SL_FILE, i + 1, format!("unknown node {guid:#018x}")))?;
+        sl.insert((slid, dlid), s);
+    }
+    let mut used: Vec<u8> = sl.values().copied().collect();
+    used.sort_unstable();
+    used.dedup();
+    Ok(match used[..] {
+        [] => crate::routing::PathSl::Uniform(0),
+        [only] => crate::routing::PathSl::Uniform(only),
+        _ => crate::routing::PathSl::Pairs { default: 0, sl },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::gen::dragonfly::{dragonfly, Params};
+
+    #[test]
+    fn written_files_read_back_to_the_same_tables() {
+        let mut b = dragonfly(&Params::new(3, 1, 1)).unwrap();
+        b.assign_lids_sequential(0).unwrap();
+        let f = b.build().unwrap();
+        let r = crate::engines::route("dla", &f, &Config::default()).unwrap();
+        let mut text = Vec::new();
+        write_sl2vl(&f, &r, &mut text).unwrap();
+        let back = read_sl2vl(&f, &String::from_utf8(text).unwrap()).unwrap();
+        let mine = r.sl2vl.as_ref().unwrap();
+        for s in 0..f.switches().len() {
+            for (inp, _) in f.node(f.switches()[s]).links() {
+                for (out, _) in f.node(f.switches()[s]).links() {
+                    if inp != out {
+                        assert_eq!(back.switch_table(s, inp, out), mine.switch_table(s, inp, out));
+                    }
+                }
+            }
+        }
+        let mut text = Vec::new();
+        write_path_sl(&f, &r, &mut text).unwrap();
+        assert_eq!(read_path_sl(&f, &String::from_utf8(text).unwrap()).unwrap(), r.path_sl);
+        assert!(read_sl2vl(&f, "0x1 1 2 0x00\n").unwrap_err().to_string().contains(":1:"));
+    }
+}
