@@ -1,10 +1,76 @@
-//! `osmroute route` (not implemented yet).
+//! `osmroute route --engine NAME --fabric FILE -o DIR`: routes a net file
+//! offline and writes the tables as OpenSM and ibdmchk files.
 
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[derive(clap::Args)]
-pub struct Args {}
+use osmroute_core::config::Config;
+use osmroute_core::dumps::{ibdmchk, lfts, subnet_lst, LFTS_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE};
+use osmroute_core::io::netfile;
 
-pub fn run(_args: Args) -> crate::CmdResult {
-    Err("'osmroute route' is not implemented yet".into())
+#[derive(clap::Args)]
+pub struct Args {
+    /// Routing engine, as in OpenSM's `routing_engine`.
+    #[arg(long)]
+    engine: String,
+    /// ibsim net file.
+    #[arg(long)]
+    fabric: PathBuf,
+    /// LMC for CA ports (LIDs are assigned sequentially).
+    #[arg(long, default_value_t = 0)]
+    lmc: u8,
+    /// osmroute.conf with engine options.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Output directory.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+pub fn run(args: Args) -> crate::CmdResult {
+    let text = std::fs::read_to_string(&args.fabric).map_err(|e| format!("cannot read {}: {e}", args.fabric.display()))?;
+    let mut builder = netfile::read(&text).map_err(|e| format!("{}: {e}", args.fabric.display()))?;
+    builder.assign_lids_sequential(args.lmc)?;
+    let fabric = builder.build()?;
+    let config = match &args.config {
+        Some(path) => {
+            let loaded = Config::load(path);
+            if let Some(e) = loaded.errors.first() {
+                return Err(e.to_string().into());
+            }
+            loaded.config
+        }
+        None => Config::default(),
+    };
+    let started = std::time::Instant::now();
+    let routing = osmroute_core::engines::route(&args.engine, &fabric, &config)?;
+    let elapsed = started.elapsed();
+    std::fs::create_dir_all(&args.output)?;
+    let out = |name: &str| args.output.join(name);
+    std::fs::write(out(SUBNET_FILE), subnet_lst::write(&fabric))?;
+    std::fs::write(out(LFTS_FILE), lfts::write(&fabric, &routing))?;
+    let mut w = std::io::BufWriter::new(std::fs::File::create(out(PATH_SL_FILE))?);
+    ibdmchk::write_path_sl(&fabric, &routing, &mut w)?;
+    w.flush()?;
+    if routing.sl2vl.is_some() {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(out(SL2VL_FILE))?);
+        ibdmchk::write_sl2vl(&fabric, &routing, &mut w)?;
+        w.flush()?;
+    }
+    let summary = format!(
+        "engine {}\nfabric {} ({} switches, {} CAs, {} LIDs, LMC {})\nVLs needed {}\nSLs {:?}\nrouting time {:.1} ms\n",
+        args.engine,
+        args.fabric.display(),
+        fabric.switches().len(),
+        fabric.cas().count(),
+        fabric.lids().count(),
+        args.lmc,
+        routing.vls_needed(),
+        routing.path_sl.sls_used(),
+        elapsed.as_secs_f64() * 1e3
+    );
+    std::fs::write(out("summary.txt"), &summary)?;
+    eprint!("{summary}");
+    Ok(ExitCode::SUCCESS)
 }

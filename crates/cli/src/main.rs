@@ -5,6 +5,7 @@ mod cmd_check;
 mod cmd_compare;
 mod cmd_gen;
 mod cmd_route;
+mod load;
 
 use std::process::ExitCode;
 
