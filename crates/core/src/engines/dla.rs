@@ -125,6 +125,13 @@ impl LinkPlan {
                     .collect()
             })
             .collect();
+        // Order parallel links by GUID and port, not by where a switch sits
+        // in the node list: OpenSM's snapshot and a net file list nodes in
+        // different orders, and both must give the same tables.
+        let guid = |s: usize| fabric.node(fabric.switches()[s]).guid;
+        for links in &mut global_links {
+            links.sort_by_key(|&(s, port)| (guid(s), port));
+        }
         LinkPlan { groups: groups.clone(), position, local_ports, global_links, terminal }
     }
 
