@@ -66,7 +66,11 @@ log_seconds() {
 }
 
 stop_pid() {
-    [ -n "${1:-}" ] && kill "$1" 2>/dev/null && { sleep 1; kill -9 "$1" 2>/dev/null; } || true
+    [ -n "${1:-}" ] || return 0
+    kill "$1" 2>/dev/null || return 0
+    sleep 1
+    kill -9 "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
 }
 
 # readback_tables DIR: reads every switch's LFT and SL2VL tables back from

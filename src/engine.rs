@@ -33,6 +33,8 @@ struct Pending {
     started: Instant,
     snapshot_ms: f64,
     compute_ms: f64,
+    /// Time spent waiting for OpenSM's hop-table rows after computing.
+    reserve_ms: f64,
 }
 
 /// What the SA and QoS code read after a pass.
@@ -85,6 +87,7 @@ impl EngineContext {
         // only the switches' hop rows, which nothing else uses meanwhile.
         let reserving = std::thread::spawn(move || unsafe { apply::reserve_hop_rows(handles, &switch_lids) });
         let routing = (self.info.route)(&snapshot.fabric, &self.config.config);
+        let compute_ms = started.elapsed().as_secs_f64() * 1e3 - snapshot_ms;
         if reserving.join().is_err() {
             log::warn!("{name}: reserving hop-table rows failed; they will be allocated while writing");
         }
@@ -109,9 +112,17 @@ impl EngineContext {
                 ),
             ));
         }
-        let compute_ms = started.elapsed().as_secs_f64() * 1e3 - snapshot_ms;
+        let reserve_ms = started.elapsed().as_secs_f64() * 1e3 - snapshot_ms - compute_ms;
         let pending =
-            Pending { fabric: snapshot.fabric, routing, switches: snapshot.switches, started, snapshot_ms, compute_ms };
+            Pending {
+            fabric: snapshot.fabric,
+            routing,
+            switches: snapshot.switches,
+            started,
+            snapshot_ms,
+            compute_ms,
+            reserve_ms,
+        };
         *self.pending.lock().map_err(|_| Error::declined(name, "internal lock poisoned"))? = Some(pending);
         Ok(DONE)
     }
@@ -140,13 +151,14 @@ impl EngineContext {
         }
         log::info!(
             "{name}: routed {} switches and {} LIDs with {} VL(s) in {:.1} ms \
-             (snapshot {:.1} ms, compute {:.1} ms, write {:.1} ms)",
+             (snapshot {:.1} ms, compute {:.1} ms, then waiting for OpenSM's hop-table rows {:.1} ms, write {:.1} ms)",
             published.fabric.switches().len(),
             published.fabric.lids().count(),
             published.routing.vls_needed(),
             pending.started.elapsed().as_secs_f64() * 1e3,
             pending.snapshot_ms,
             pending.compute_ms,
+            pending.reserve_ms,
             write_ms
         );
         // SAFETY: reading OpenSM's options and log mask inside its callback.
