@@ -99,3 +99,52 @@ readback_tables() {
         done
     done
 }
+
+# verify_dla_run DIR OSMROUTE: checks a finished OpenSM run with dla in DIR
+# (opensm.log and dumps there) against the simulated switches: reads the
+# tables back, runs `osmroute check` and ibdmchk on them, prints one line
+# per check. Returns the number of failed checks.
+verify_dla_run() {
+    local dir=$1 osmroute=$2 failures=0 line errs ibdm vls
+    fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+    pass() { echo "ok:   $*"; }
+
+    readback_tables "$dir"
+    # The read-back directory: OpenSM's topology, the LFTs and SL2VL tables
+    # as the switches hold them, and the SLs the plugin answers path_sl with.
+    mkdir -p "$dir/readback"
+    cp "$dir/opensm-subnet.lst" "$dir/readback/"
+    cp "$dir/readback-lfts.dump" "$dir/readback/opensm-lfts.dump"
+    cp "$dir/readback-sl2vl.txt" "$dir/readback/osmroute-sl2vl.txt"
+    cp "$dir/osmroute-path-sl.txt" "$dir/readback/" 2>/dev/null || true
+
+    line=$(grep -m1 -o "osmroute: dla: routed .*" "$dir/opensm.log" || true)
+    if grep -q "dla tables configured on all switches" "$dir/opensm.log"; then
+        pass "OpenSM routed with dla: ${line#osmroute: }"
+    else
+        fail "OpenSM did not route with dla (see $dir/opensm.log)"
+    fi
+    errs=$(grep -c "ERR" "$dir/opensm.log" || true)
+    if [ "$errs" -eq 0 ]; then pass "no ERR lines in OpenSM's log"; else
+        fail "$errs ERR lines in OpenSM's log"
+        grep -m5 ERR "$dir/opensm.log"
+    fi
+
+    if "$osmroute" check "$dir/readback" --max-hops 3 >"$dir/check.txt" 2>&1; then
+        pass "osmroute check on the read-back tables: all routes arrive, <= 3 switch hops, no credit loops"
+    else
+        fail "osmroute check on the read-back tables (report: $dir/check.txt)"
+    fi
+    sed 's/^/      /' "$dir/check.txt" | head -40
+
+    ibdm=$(cd "$dir" && ibdmchk -s opensm-subnet.lst -f readback.fdbs -m opensm.mcfdbs \
+        -c osmroute-path-sl.txt -d readback-sl2vl.txt 2>&1 || true)
+    echo "$ibdm" >"$dir/ibdmchk.txt"
+    vls=$(grep -o "[0-9]* SLs, [0-9]* VLs used" <<<"$ibdm" || true)
+    if grep -q "no credit loops found" <<<"$ibdm" && ! grep -q "^-E-" <<<"$ibdm"; then
+        pass "ibdmchk on the read-back tables: $vls, no credit loops, no errors"
+    else
+        fail "ibdmchk on the read-back tables (report: $dir/ibdmchk.txt)"
+    fi
+    return "$failures"
+}
