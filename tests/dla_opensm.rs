@@ -234,7 +234,7 @@ fn without_the_vl_shift_ibdmchk_finds_credit_loops() {
         .lines()
         .map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();
-            format!("{} {} {} {}\n", w[0], w[1], w[2], vec!["0x00"; 8].join(" "))
+            format!("{} {} {} {}\n", w[0], w[1], w[2], ["0x00"; 8].join(" "))
         })
         .collect();
     std::fs::write(osm.dir.join("flat-sl2vl.txt"), flat).expect("write");

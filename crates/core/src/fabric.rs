@@ -285,6 +285,15 @@ impl FabricBuilder {
     }
 }
 
+/// What a switch port is cabled to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peer {
+    /// Another switch, by switch index.
+    Switch(usize),
+    /// A channel adapter, by node id.
+    Ca(NodeId),
+}
+
 /// A validated, immutable fabric.
 #[derive(Clone, Debug)]
 pub struct Fabric {
@@ -339,7 +348,9 @@ impl Fabric {
                             lmc: port.lmc,
                         });
                     }
-                    if !(port.lid as u32).is_multiple_of(1u32 << port.lmc) {
+                    // `%` rather than is_multiple_of: Debian bookworm's rustc is 1.85.
+                    #[allow(clippy::manual_is_multiple_of)]
+                    if port.lid as u32 % (1u32 << port.lmc) != 0 {
                         return Err(FabricError::LidNotAligned {
                             node: describe(node),
                             port: num as u8,
@@ -459,6 +470,25 @@ impl Fabric {
             }
         }
         g
+    }
+
+    /// For every switch index and port number, what the port is cabled to.
+    pub fn switch_port_peers(&self) -> Vec<Vec<Option<Peer>>> {
+        self.switches
+            .iter()
+            .map(|&n| {
+                let node = &self.nodes[n];
+                (0..node.port_slots())
+                    .map(|p| {
+                        let r = node.port(p as u8)?.remote?;
+                        Some(match self.switch_index(r.node) {
+                            Some(si) => Peer::Switch(si),
+                            None => Peer::Ca(r.node),
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
     }
 
     /// Switch-to-switch adjacency as dense lists: for each switch index, its

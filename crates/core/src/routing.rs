@@ -2,7 +2,7 @@
 //! each path uses. The plugin writes a `Routing` into OpenSM, the CLI into
 //! dump files; the analysis reads it back from either.
 
-use crate::fabric::{Fabric, NodeKind};
+use crate::fabric::{Fabric, NodeKind, Peer};
 
 /// LFT entry for "no route" (what OpenSM pre-fills `new_lft` with).
 pub const NO_PATH: u8 = 0xff;
@@ -173,23 +173,7 @@ impl Routing {
     /// tables do not deliver (loop, black hole, no entry, unknown LID).
     pub fn hop_table(&self, fabric: &Fabric, lids: &[u16]) -> HopTable {
         let switches = self.lfts.len();
-        // Per switch, per port: the switch index or CA node behind it.
-        let behind: Vec<Vec<Option<(usize, bool)>>> = fabric
-            .switches()
-            .iter()
-            .map(|&n| {
-                let node = fabric.node(n);
-                (0..node.port_slots())
-                    .map(|p| {
-                        let r = node.port(p as u8)?.remote?;
-                        Some(match fabric.switch_index(r.node) {
-                            Some(si) => (si, true),
-                            None => (r.node, false),
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
+        let behind = fabric.switch_port_peers();
         // Sentinels while one LID's column is being resolved.
         const UNKNOWN: u8 = 0xfe;
         const ON_CHAIN: u8 = 0xfd;
@@ -219,12 +203,12 @@ impl Routing {
                         break (owner.node == fabric.switches()[cur]).then_some(0);
                     }
                     match behind[cur].get(port as usize).copied().flatten() {
-                        Some((next, true)) => match col[next] {
+                        Some(Peer::Switch(next)) => match col[next] {
                             UNKNOWN => cur = next,
                             ON_CHAIN | NO_PATH => break None,
                             h => break h.checked_add(1),
                         },
-                        Some((ca, false)) => break (owner.node == ca).then_some(1),
+                        Some(Peer::Ca(ca)) => break (owner.node == ca).then_some(1),
                         None => break None,
                     }
                 };

@@ -4,7 +4,7 @@
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::fabric::{describe, Fabric, NodeKind};
+use crate::fabric::{describe, Fabric, Peer};
 use crate::routing::{PathSl, Routing, Sl2Vl, ALL_VL0, NUM_SLS, NO_PATH};
 use crate::topology::dragonfly::{discover_groups, Groups, NotADragonfly};
 
@@ -24,7 +24,7 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let groups = discover_groups(&adjacency).map_err(|e| Error::declined(NAME, explain(fabric, &e)))?;
     let plan = LinkPlan::new(fabric, &adjacency, &groups);
     let lfts = plan.forwarding_tables(fabric)?;
-    let sl2vl = plan.sl2vl_tables(fabric, &adjacency, config.dla.sl);
+    let sl2vl = plan.sl2vl_tables(fabric, config.dla.sl);
     log::info!(
         "dla: {} groups of {} switches, {} LIDs routed",
         groups.members.len(),
@@ -83,8 +83,8 @@ struct LinkPlan {
     /// Per (source group, destination group): global links as
     /// (switch index in source group, its port), in a fixed order.
     global_links: Vec<Vec<(usize, u8)>>,
-    /// Per switch, per port: the CA node cabled there.
-    terminal: Vec<Vec<Option<usize>>>,
+    /// Per switch, per port: what is cabled there.
+    peers: Vec<Vec<Option<Peer>>>,
 }
 
 impl LinkPlan {
@@ -112,19 +112,7 @@ impl LinkPlan {
                 }
             }
         }
-        let terminal = fabric
-            .switches()
-            .iter()
-            .map(|&n| {
-                let node = fabric.node(n);
-                (0..node.port_slots())
-                    .map(|p| {
-                        let r = node.port(p as u8)?.remote?;
-                        (fabric.node(r.node).kind == NodeKind::Ca).then_some(r.node)
-                    })
-                    .collect()
-            })
-            .collect();
+        let peers = fabric.switch_port_peers();
         // Order parallel links by GUID and port, not by where a switch sits
         // in the node list: OpenSM's snapshot and a net file list nodes in
         // different orders, and both must give the same tables.
@@ -132,7 +120,7 @@ impl LinkPlan {
         for links in &mut global_links {
             links.sort_by_key(|&(s, port)| (guid(s), port));
         }
-        LinkPlan { groups: groups.clone(), position, local_ports, global_links, terminal }
+        LinkPlan { groups: groups.clone(), position, local_ports, global_links, peers }
     }
 
     /// Figure 4 for every switch and LID. Destinations of one group are
@@ -209,26 +197,25 @@ impl LinkPlan {
         }
     }
 
-    fn class(&self, s: usize, port: u8, adjacency: &[Vec<(u8, usize, u8)>]) -> PortClass {
-        if self.terminal[s].get(port as usize).copied().flatten().is_some() {
-            return PortClass::Terminal;
-        }
-        match adjacency[s].iter().find(|l| l.0 == port) {
-            Some(&(_, t, _)) if self.groups.of_switch[t] == self.groups.of_switch[s] => PortClass::Local,
-            Some(_) => PortClass::Global,
+    fn class(&self, s: usize, port: u8) -> PortClass {
+        match self.peers[s].get(port as usize).copied().flatten() {
             None => PortClass::Unused,
+            Some(Peer::Ca(_)) => PortClass::Terminal,
+            Some(Peer::Switch(t)) if self.groups.of_switch[t] == self.groups.of_switch[s] => PortClass::Local,
+            Some(Peer::Switch(_)) => PortClass::Global,
         }
     }
+
 
     /// Figure 8: VL 1 exactly when a packet enters on a global port and
     /// leaves on a local one, for every SL; VL 0 everywhere else. CA ports
     /// send the path SL on VL 0.
-    fn sl2vl_tables(&self, fabric: &Fabric, adjacency: &[Vec<(u8, usize, u8)>], sl: u8) -> Sl2Vl {
+    fn sl2vl_tables(&self, fabric: &Fabric, sl: u8) -> Sl2Vl {
         let mut tables = Sl2Vl::new(fabric, ALL_VL0);
         let shifted = [1u8; NUM_SLS];
         for (s, &node) in fabric.switches().iter().enumerate() {
             let classes: Vec<PortClass> =
-                (0..fabric.node(node).port_slots()).map(|p| self.class(s, p as u8, adjacency)).collect();
+                (0..fabric.node(node).port_slots()).map(|p| self.class(s, p as u8)).collect();
             for (inp, &ic) in classes.iter().enumerate() {
                 if ic != PortClass::Global {
                     continue;
