@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 docker/build-base.sh
 cargo vendor --locked --versioned-dirs docker/vendor >/dev/null
-docker build --network host -f docker/Dockerfile -t osmroute:dev .
+docker build --force-rm --network host -f docker/Dockerfile -t osmroute:dev .
