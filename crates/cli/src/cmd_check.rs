@@ -1,5 +1,6 @@
-//! `osmroute check DIR`: reachability, hops, channel load, SLs/VLs and
-//! credit loops of a routing read from dumps.
+//! `osmroute check DIR`: reachability, hops, channel load, effective
+//! bisection bandwidth, SLs/VLs and credit loops of a routing read from
+//! dumps.
 //!
 //! Exit codes: 0 all routes delivered, within `--max-hops`, no credit loop;
 //! 1 any of those fails; 2 the dumps cannot be read.
@@ -7,6 +8,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use osmroute_core::analysis::ebb::effective_bisection;
 use osmroute_core::analysis::report::analyze;
 use osmroute_core::fabric::describe;
 
@@ -21,6 +23,13 @@ pub struct Args {
     /// Fail when a route takes more inter-switch hops than this.
     #[arg(long)]
     max_hops: Option<usize>,
+    /// Random bisection patterns for the effective bisection bandwidth
+    /// (0 skips it).
+    #[arg(long, default_value_t = 1000)]
+    patterns: usize,
+    /// Seed of the bisection patterns.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
@@ -59,6 +68,13 @@ pub fn run(args: Args) -> crate::CmdResult {
         report.edge_forwarding_index(),
         loads.len()
     );
+    if args.patterns > 0 {
+        let ebb = effective_bisection(fabric, routing, args.patterns, args.seed);
+        println!(
+            "effective bisection bandwidth: {ebb:.4} of full bisection ({} random bisections, seed {})",
+            args.patterns, args.seed
+        );
+    }
     println!("SLs used: {:?}; VLs used: {:?}", report.sls_used, report.vls_used);
     match &report.credit_loop {
         None => println!("credit loops: none ({} channel dependencies)", report.dependencies),

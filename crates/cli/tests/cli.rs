@@ -37,6 +37,13 @@ fn gen_route_check_dla() {
     assert!(report.contains("routes (CA port -> CA LID): 5112"), "{report}");
     assert!(report.contains("delivery: all routes arrive"), "{report}");
     assert!(report.contains("VLs used: [0, 1]"), "{report}");
+    let ebb: f64 = report
+        .lines()
+        .find_map(|l| l.strip_prefix("effective bisection bandwidth: "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("an EBB line");
+    assert!(ebb > 0.0 && ebb <= 1.0, "{ebb}");
     assert!(report.contains("credit loops: none"), "{report}");
 
     // A stricter hop limit fails.

@@ -2,5 +2,6 @@
 //! the channel dependencies it creates can deadlock.
 
 pub mod credit;
+pub mod ebb;
 pub mod paths;
 pub mod report;
