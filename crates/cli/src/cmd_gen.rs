@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use osmroute_core::fabric::FabricBuilder;
-use osmroute_core::gen::{self, dragonfly};
+use osmroute_core::gen::{self, degrade, dragonfly, fattree, hyperx, random_regular, slimfly, torus};
 use osmroute_core::io::netfile;
 
 #[derive(clap::Args)]
@@ -16,13 +16,19 @@ pub struct Args {
     /// Output file (`-` for standard output).
     #[arg(short, long, global = true, default_value = "-")]
     output: PathBuf,
-    /// Seed for everything random (port shuffling).
+    /// Seed for everything random (port shuffling, drops, random graphs).
     #[arg(long, global = true, default_value_t = 1)]
     seed: u64,
     /// Renumber every switch's ports at random (seeded), so that port
     /// numbering carries no structure.
     #[arg(long, global = true)]
     shuffle_ports: bool,
+    /// Remove this fraction of inter-switch cables at random (seeded).
+    #[arg(long, global = true, default_value_t = 0.0)]
+    drop_links: f64,
+    /// Remove this fraction of switches, with their hosts, at random (seeded).
+    #[arg(long, global = true, default_value_t = 0.0)]
+    drop_switches: f64,
 }
 
 #[derive(Subcommand)]
@@ -43,6 +49,61 @@ enum Family {
         #[arg(long, value_enum, default_value_t = ArrangementArg::Consecutive)]
         arrangement: ArrangementArg,
     },
+    /// Slim Fly (MMS graph) over GF(q), q a prime power ≥ 3; 2q² switches.
+    Slimfly {
+        #[arg(long)]
+        q: usize,
+        /// Hosts per switch; default ⌈k'/2⌉ (full global bandwidth).
+        #[arg(long)]
+        p: Option<usize>,
+    },
+    /// HyperX / Flattened Butterfly: a full graph in every grid dimension.
+    Hyperx {
+        /// Grid sizes, e.g. 4,8,8.
+        #[arg(long, value_delimiter = ',', required = true)]
+        dims: Vec<usize>,
+        /// Parallel cables per dimension, e.g. 1,1,1 (default all 1).
+        #[arg(long, value_delimiter = ',')]
+        widths: Vec<usize>,
+        #[arg(long)]
+        p: usize,
+    },
+    /// Hypercube of dimension `dim`.
+    Hypercube {
+        #[arg(long)]
+        dim: usize,
+        /// Parallel cables per dimension.
+        #[arg(long, default_value_t = 1)]
+        width: usize,
+        #[arg(long)]
+        p: usize,
+    },
+    /// Torus: a ring in every grid dimension.
+    Torus {
+        #[arg(long, value_delimiter = ',', required = true)]
+        dims: Vec<usize>,
+        #[arg(long, value_delimiter = ',')]
+        widths: Vec<usize>,
+        #[arg(long)]
+        p: usize,
+    },
+    /// m-port n-tree fat tree: 2(m/2)^n hosts, (2n-1)(m/2)^(n-1) switches.
+    Fattree {
+        #[arg(long)]
+        m: usize,
+        #[arg(long)]
+        n: usize,
+    },
+    /// Random regular topology (Jellyfish-like), seeded.
+    Random {
+        #[arg(long)]
+        switches: usize,
+        /// Inter-switch cables per switch.
+        #[arg(long)]
+        degree: usize,
+        #[arg(long)]
+        p: usize,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -51,17 +112,54 @@ enum ArrangementArg {
     Palmtree,
 }
 
-pub fn run(args: Args) -> crate::CmdResult {
-    let builder: FabricBuilder = match args.family {
+/// Link widths as given, or one cable per dimension when none are.
+fn widths_or_ones(dims: &[usize], widths: Vec<usize>) -> Vec<usize> {
+    if widths.is_empty() {
+        vec![1; dims.len()]
+    } else {
+        widths
+    }
+}
+
+fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
+    match family {
         Family::Dragonfly { a, h, p, groups, arrangement } => {
             let arrangement = match arrangement {
                 ArrangementArg::Consecutive => dragonfly::Arrangement::Consecutive,
                 ArrangementArg::Palmtree => dragonfly::Arrangement::Palmtree,
             };
             let params = dragonfly::Params { groups: groups.unwrap_or(a * h + 1), arrangement, ..dragonfly::Params::new(a, h, p) };
-            dragonfly::dragonfly(&params)?
+            dragonfly::dragonfly(&params)
         }
-    };
+        Family::Slimfly { q, p } => slimfly::slimfly(q, p.unwrap_or_else(|| slimfly::recommended_hosts(q))),
+        Family::Hyperx { dims, widths, p } => {
+            let widths = widths_or_ones(&dims, widths);
+            hyperx::hyperx(&dims, &widths, p)
+        }
+        Family::Hypercube { dim, width, p } => hyperx::hypercube(dim, width, p),
+        Family::Torus { dims, widths, p } => {
+            let widths = widths_or_ones(&dims, widths);
+            torus::torus(&dims, &widths, p)
+        }
+        Family::Fattree { m, n } => fattree::fattree(m, n),
+        Family::Random { switches, degree, p } => random_regular::random_regular(switches, degree, p, seed),
+    }
+}
+
+pub fn run(args: Args) -> crate::CmdResult {
+    let mut builder = generate(args.family, args.seed)?;
+    if args.drop_switches > 0.0 {
+        let (b, n) = degrade::drop_switches(&builder, args.drop_switches, args.seed)?;
+        eprintln!("dropped {n} switches with their hosts");
+        builder = b;
+    }
+    if args.drop_links > 0.0 {
+        let n = degrade::drop_links(&mut builder, args.drop_links, args.seed)?;
+        eprintln!("dropped {n} inter-switch cables");
+    }
+    if !degrade::switches_connected(&builder) {
+        eprintln!("warning: the switches are no longer connected; some host pairs cannot be routed");
+    }
     let builder = if args.shuffle_ports { gen::shuffle_ports(&builder, args.seed) } else { builder };
     let switches = builder.nodes().iter().filter(|n| n.is_switch()).count();
     let cables: usize = builder.nodes().iter().map(|n| n.links().count()).sum::<usize>() / 2;

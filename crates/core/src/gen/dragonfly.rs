@@ -103,34 +103,12 @@ pub fn dragonfly(params: &Params) -> Result<FabricBuilder, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::direct::tests::{diameter, fabric};
     use super::*;
     use crate::fabric::Fabric;
 
     fn build(params: &Params) -> Fabric {
-        let mut b = dragonfly(params).unwrap();
-        b.assign_lids_sequential(0).unwrap();
-        b.build().unwrap()
-    }
-
-    fn diameter(f: &Fabric) -> usize {
-        let adj = f.switch_adjacency();
-        (0..adj.len())
-            .map(|s| {
-                let mut dist = vec![usize::MAX; adj.len()];
-                dist[s] = 0;
-                let mut queue = std::collections::VecDeque::from([s]);
-                while let Some(x) = queue.pop_front() {
-                    for &(_, y, _) in &adj[x] {
-                        if dist[y] == usize::MAX {
-                            dist[y] = dist[x] + 1;
-                            queue.push_back(y);
-                        }
-                    }
-                }
-                dist.into_iter().max().unwrap()
-            })
-            .max()
-            .unwrap()
+        fabric(dragonfly(params).unwrap())
     }
 
     #[test]

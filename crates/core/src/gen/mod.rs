@@ -2,7 +2,15 @@
 //! family, deterministically; `shuffle_ports` then renumbers every switch's
 //! ports at random (seeded) so that nothing may rely on port numbering.
 
+pub mod degrade;
+pub mod direct;
 pub mod dragonfly;
+pub mod fattree;
+pub mod galois;
+pub mod hyperx;
+pub mod random_regular;
+pub mod slimfly;
+pub mod torus;
 
 use crate::fabric::{FabricBuilder, NodeKind, PortRef};
 use crate::rng::Rng;
