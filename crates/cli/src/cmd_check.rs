@@ -1,6 +1,7 @@
 //! `osmroute check DIR`: reachability, hops, channel load, effective
 //! bisection bandwidth, SLs/VLs and credit loops of a routing read from
-//! dumps.
+//! dumps; a table for people, `--json` for machines, `--plot` for SVG
+//! histograms.
 //!
 //! Exit codes: 0 all routes delivered, within `--max-hops`, no credit loop;
 //! 1 any of those fails; 2 the dumps cannot be read.
@@ -8,84 +9,98 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use osmroute_core::analysis::ebb::effective_bisection;
-use osmroute_core::analysis::report::analyze;
-use osmroute_core::fabric::describe;
+use crate::summary::Summary;
 
-#[derive(clap::Args)]
-pub struct Args {
-    /// Directory with opensm-subnet.lst and opensm-lfts.dump, plus
-    /// osmroute-sl2vl.txt and osmroute-path-sl.txt when present.
-    dir: PathBuf,
+/// Options shared by `check` and `compare`: how to read and measure.
+#[derive(clap::Args, Clone)]
+pub struct Measure {
     /// LMC the CA ports were given (not recorded in opensm-subnet.lst).
     #[arg(long, default_value_t = 0)]
-    lmc: u8,
-    /// Fail when a route takes more inter-switch hops than this.
-    #[arg(long)]
-    max_hops: Option<usize>,
+    pub lmc: u8,
     /// Random bisection patterns for the effective bisection bandwidth
     /// (0 skips it).
     #[arg(long, default_value_t = 1000)]
-    patterns: usize,
+    pub patterns: usize,
     /// Seed of the bisection patterns.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub seed: u64,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Directory with opensm-subnet.lst and opensm-lfts.dump, plus SL2VL
+    /// (osmroute-sl2vl.txt or OpenSM's opensm-sl2vl.dump) and
+    /// osmroute-path-sl.txt when present.
+    dir: PathBuf,
+    #[command(flatten)]
+    measure: Measure,
+    /// Fail when a route takes more inter-switch hops than this.
+    #[arg(long)]
+    max_hops: Option<usize>,
+    /// Write hops.svg and link-load.svg histograms into this directory.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+pub fn summarize(dir: &std::path::Path, m: &Measure) -> Result<Summary, String> {
+    let loaded = crate::load::load(dir, m.lmc)?;
+    Ok(Summary::compute(dir, &loaded, m.patterns, m.seed))
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
-    let loaded = crate::load::load(&args.dir, args.lmc)?;
-    let (fabric, routing) = (&loaded.fabric, &loaded.routing);
-    let report = analyze(fabric, routing);
-    let mut ok = true;
-    println!("routing in {} (read {})", args.dir.display(), loaded.sources.join(", "));
-    println!(
-        "fabric: {} switches, {} CAs, {} LIDs",
-        fabric.switches().len(),
-        fabric.cas().count(),
-        fabric.lids().count()
-    );
-    println!("routes (CA port -> CA LID): {}", report.routes);
-    if report.delivered() {
+    let s = summarize(&args.dir, &args.measure)?;
+    let too_long = args.max_hops.is_some_and(|limit| s.max_hops > limit);
+    let ok = s.delivered() && !too_long && s.credit_loop.is_none();
+    if let Some(dir) = &args.plot {
+        for path in crate::plot::write_histograms(&s, dir)? {
+            eprintln!("wrote {path}");
+        }
+    }
+    if args.measure.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+        return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    }
+    println!("routing in {} (read {})", s.dir, s.sources.join(", "));
+    if let Some(engine) = &s.engine {
+        let time = s.routing_seconds.map(|t| format!(", routing took {t:.3} s by OpenSM's log")).unwrap_or_default();
+        println!("OpenSM's log: {engine} configured the tables{time}");
+    }
+    println!("fabric: {} switches, {} CAs, {} LIDs", s.switches, s.cas, s.lids);
+    println!("routes (CA port -> CA LID): {}", s.routes);
+    if s.delivered() {
         println!("delivery: all routes arrive");
-    } else {
-        ok = false;
-        for (kind, (count, example)) in &report.failures {
-            println!("delivery: {count} routes: {kind}, e.g. {example}");
-        }
     }
-    let hist: Vec<String> = report.hops.iter().map(|(h, n)| format!("{h}:{n}")).collect();
-    println!("inter-switch hops: max {}, histogram {}", report.max_hops(), hist.join(" "));
-    if let Some(limit) = args.max_hops {
-        if report.max_hops() > limit {
-            ok = false;
-            println!("hops: FAIL, routes longer than --max-hops {limit}");
-        }
+    for f in &s.failures {
+        println!("delivery: {} routes: {}, e.g. {}", f.routes, f.kind, f.example);
     }
-    let loads: Vec<u64> = report.channel_load.values().copied().collect();
-    let avg = if loads.is_empty() { 0.0 } else { loads.iter().sum::<u64>() as f64 / loads.len() as f64 };
+    let hist: Vec<String> = s.hops.iter().map(|(h, n)| format!("{h}:{n}")).collect();
+    println!("inter-switch hops: max {}, average {:.3}, histogram {}", s.max_hops, s.avg_hops, hist.join(" "));
+    if let (true, Some(limit)) = (too_long, args.max_hops) {
+        println!("hops: FAIL, routes longer than --max-hops {limit}");
+    }
     println!(
-        "channel load: edge forwarding index {}, average {avg:.1} routes over {} used inter-switch channels",
-        report.edge_forwarding_index(),
-        loads.len()
+        "channel load: edge forwarding index {}, average {:.1} routes per inter-switch channel",
+        s.edge_forwarding_index, s.avg_channel_load
     );
-    if args.patterns > 0 {
-        let ebb = effective_bisection(fabric, routing, args.patterns, args.seed);
+    let buckets: Vec<String> = s
+        .link_load_buckets(10)
+        .iter()
+        .map(|(lo, hi, n)| if lo == hi { format!("{lo}:{n}") } else { format!("{lo}-{hi}:{n}") })
+        .collect();
+    println!("link load (routes: channels): {}", buckets.join(" "));
+    if let Some(ebb) = s.ebb {
         println!(
             "effective bisection bandwidth: {ebb:.4} of full bisection ({} random bisections, seed {})",
-            args.patterns, args.seed
+            s.ebb_patterns, s.ebb_seed
         );
     }
-    println!("SLs used: {:?}; VLs used: {:?}", report.sls_used, report.vls_used);
-    match &report.credit_loop {
-        None => println!("credit loops: none ({} channel dependencies)", report.dependencies),
-        Some(cycle) => {
-            ok = false;
-            let hops: Vec<String> = cycle
-                .iter()
-                .map(|c| format!("{} port {} VL {}", describe(fabric.node(fabric.switches()[c.switch])), c.port, c.vl))
-                .collect();
-            println!("credit loops: FOUND, e.g. {}", hops.join(" -> "));
-        }
+    println!("SLs used: {:?}; VLs used: {:?}", s.sls_used, s.vls_used);
+    match &s.credit_loop {
+        None => println!("credit loops: none ({} channel dependencies)", s.dependencies),
+        Some(cycle) => println!("credit loops: FOUND, e.g. {}", cycle.join(" -> ")),
     }
     println!("verdict: {}", if ok { "ok" } else { "FAIL" });
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })

@@ -1,10 +1,78 @@
-//! `osmroute compare DIR...` (issue #3): not built yet.
+//! `osmroute compare DIR...`: several routings side by side, one column per
+//! directory (one per OpenSM engine, or per offline engine on one fabric),
+//! measured with the same bisection patterns.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::cmd_check::{summarize, Measure};
+use crate::summary::Summary;
 
 #[derive(clap::Args)]
 pub struct Args {
-    dirs: Vec<std::path::PathBuf>,
+    /// Dump directories, as `osmroute check` reads them.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    measure: Measure,
 }
 
-pub fn run(_args: Args) -> crate::CmdResult {
-    Err("`osmroute compare` is not available yet; run `osmroute check` on each directory".into())
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+}
+
+/// The table's rows: a metric's name and its value for one routing.
+fn rows() -> Vec<(&'static str, fn(&Summary) -> String)> {
+    vec![
+        ("engine (OpenSM log)", |s| opt(s.engine.clone())),
+        ("routing time [s]", |s| opt(s.routing_seconds.map(|t| format!("{t:.3}")))),
+        ("switches / CAs", |s| format!("{} / {}", s.switches, s.cas)),
+        ("routes", |s| s.routes.to_string()),
+        ("undelivered", |s| s.failures.iter().map(|f| f.routes).sum::<u64>().to_string()),
+        ("max hops", |s| s.max_hops.to_string()),
+        ("avg hops", |s| format!("{:.3}", s.avg_hops)),
+        ("edge forwarding index", |s| s.edge_forwarding_index.to_string()),
+        ("avg channel load", |s| format!("{:.1}", s.avg_channel_load)),
+        ("EBB", |s| opt(s.ebb.map(|e| format!("{e:.4}")))),
+        ("SLs used", |s| s.sls_used.len().to_string()),
+        ("VLs used", |s| s.vls_used.len().to_string()),
+        ("credit loops", |s| if s.credit_loop.is_some() { "FOUND".into() } else { "none".into() }),
+    ]
+}
+
+pub fn run(args: Args) -> crate::CmdResult {
+    let summaries = args.dirs.iter().map(|d| summarize(d, &args.measure)).collect::<Result<Vec<_>, _>>()?;
+    let fabrics: std::collections::BTreeSet<(usize, usize)> = summaries.iter().map(|s| (s.switches, s.cas)).collect();
+    if fabrics.len() > 1 {
+        eprintln!("warning: the directories hold different fabrics (switches, CAs): {fabrics:?}");
+    }
+    if args.measure.json {
+        println!("{}", serde_json::to_string_pretty(&summaries)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let headers: Vec<String> = args
+        .dirs
+        .iter()
+        .map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| d.display().to_string()))
+        .collect();
+    let table: Vec<(&str, Vec<String>)> = rows().into_iter().map(|(name, f)| (name, summaries.iter().map(f).collect())).collect();
+    let first = table.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..headers.len())
+        .map(|i| table.iter().map(|(_, v)| v[i].len()).chain([headers[i].len()]).max().unwrap_or(0))
+        .collect();
+    let line = |name: &str, cells: &[String]| {
+        let mut out = format!("{name:<first$}");
+        for (cell, w) in cells.iter().zip(&widths) {
+            out += &format!("  {cell:>w$}");
+        }
+        out
+    };
+    println!("{}", line("", &headers));
+    for (name, cells) in &table {
+        println!("{}", line(name, cells));
+    }
+    if let Some(seed) = summaries.first().map(|s| s.ebb_seed) {
+        println!("(EBB over {} random bisections, seed {seed}, the same for every column)", args.measure.patterns);
+    }
+    Ok(ExitCode::SUCCESS)
 }

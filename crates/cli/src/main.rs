@@ -6,6 +6,9 @@ mod cmd_compare;
 mod cmd_gen;
 mod cmd_route;
 mod load;
+mod osm_log;
+mod plot;
+mod summary;
 
 use std::process::ExitCode;
 

@@ -74,3 +74,52 @@ fn bad_input_says_what_is_wrong() {
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two routings of one fabric (the dla tables with and without their SL2VL
+/// tables) side by side, as a table and as JSON, and check's histograms.
+#[test]
+fn compare_json_and_plots() {
+    let dir = scratch("compare");
+    let net = dir.join("df.net");
+    assert!(osmroute(&["gen", "dragonfly", "--a", "4", "--h", "2", "--p", "1", "-o", net.to_str().unwrap()]).status.success());
+    let (with, without) = (dir.join("dla"), dir.join("flat"));
+    for d in [&with, &without] {
+        let out = osmroute(&["route", "--engine", "dla", "--fabric", net.to_str().unwrap(), "-o", d.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    std::fs::remove_file(without.join("osmroute-sl2vl.txt")).unwrap();
+
+    let out = osmroute(&["compare", with.to_str().unwrap(), without.to_str().unwrap(), "--patterns", "100"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}");
+    let row = |name: &str| -> Vec<String> {
+        let line = table.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} row: {table}"));
+        line[name.len()..].split_whitespace().map(str::to_string).collect()
+    };
+    assert_eq!(row("VLs used"), ["2", "1"], "{table}");
+    assert_eq!(row("credit loops"), ["none", "FOUND"], "{table}");
+    assert_eq!(row("max hops"), ["3", "3"], "{table}");
+
+    let out = osmroute(&["compare", with.to_str().unwrap(), without.to_str().unwrap(), "--patterns", "100", "--json"]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    let runs = json.as_array().expect("one object per directory");
+    assert_eq!(runs.len(), 2);
+    // Same tables, same bisection patterns: same EBB.
+    assert_eq!(runs[0]["ebb"], runs[1]["ebb"]);
+    assert!(runs[0]["ebb"].as_f64().is_some_and(|e| e > 0.0 && e <= 1.0));
+    assert_eq!(runs[0]["routes"], 36 * 35);
+    assert!(runs[0]["credit_loop"].is_null() && runs[1]["credit_loop"].is_array());
+    let channels: u64 = runs[0]["link_load"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+    // 36 switches with 3 local and 2 global ports each.
+    assert_eq!(channels, 36 * 5, "every directed inter-switch channel is in the histogram once");
+
+    let plots = dir.join("plots");
+    let out = osmroute(&["check", with.to_str().unwrap(), "--patterns", "0", "--plot", plots.to_str().unwrap()]);
+    assert!(out.status.success());
+    let hops = std::fs::read_to_string(plots.join("hops.svg")).expect("hops.svg");
+    assert!(hops.starts_with("<svg"));
+    // One host per switch: no 0-hop routes.
+    assert_eq!(hops.matches("<rect x=").count(), 3, "bars for 1, 2 and 3 hops");
+    assert!(std::fs::read_to_string(plots.join("link-load.svg")).expect("link-load.svg").starts_with("<svg"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

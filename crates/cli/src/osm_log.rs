@@ -1,0 +1,61 @@
+//! What OpenSM's own log says about a routing pass: which engine configured
+//! the tables and how long routing took, from OpenSM's timestamps ("building
+//! routing with" needs log flag VERBOSE, 0x04).
+
+/// The engine that configured the tables, and the seconds from "building
+/// routing with" to "tables configured" when both lines are in the log.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RoutingPass {
+    pub engine: Option<String>,
+    pub seconds: Option<f64>,
+}
+
+/// Seconds since midnight of a log line (`Nov 23 07:47:24 800453 [...] ...`).
+fn timestamp(line: &str) -> Option<f64> {
+    let mut words = line.split_whitespace().skip(2);
+    let clock = words.next()?;
+    let micros: f64 = words.next()?.parse().ok()?;
+    let mut hms = clock.split(':').map(|x| x.parse::<f64>());
+    let (h, m, s) = (hms.next()?.ok()?, hms.next()?.ok()?, hms.next()?.ok()?);
+    Some(h * 3600.0 + m * 60.0 + s + micros / 1e6)
+}
+
+/// The first routing pass in `log`.
+pub fn first_routing_pass(log: &str) -> RoutingPass {
+    let configured = log.lines().find(|l| l.contains(" tables configured on all switches"));
+    let engine = configured.and_then(|l| {
+        let before = &l[..l.find(" tables configured")?];
+        before.rsplit([' ', ':']).next().map(str::to_string)
+    });
+    let start = log.lines().find(|l| l.contains("building routing with")).and_then(timestamp);
+    let end = configured.and_then(timestamp);
+    let seconds = match (start, end) {
+        // Past midnight the clock starts again.
+        (Some(a), Some(b)) => Some(if b >= a { b - a } else { b + 86_400.0 - a }),
+        _ => None,
+    };
+    RoutingPass { engine, seconds }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_engine_and_interval() {
+        let log = "Nov 23 07:47:23 500000 [81C6A6C0] 0x02 -> osm_ucast_mgr_process: building routing with 'minhop' routing algorithm...\n\
+                   Nov 23 07:47:24 800453 [81C6A6C0] 0x02 -> osm_ucast_mgr_process: minhop tables configured on all switches\n";
+        let pass = first_routing_pass(log);
+        assert_eq!(pass.engine.as_deref(), Some("minhop"));
+        assert!((pass.seconds.unwrap() - 1.300453).abs() < 1e-6);
+        let no_verbose = first_routing_pass(log.lines().nth(1).unwrap());
+        assert_eq!(no_verbose, RoutingPass { engine: Some("minhop".into()), seconds: None });
+        assert_eq!(first_routing_pass(""), RoutingPass::default());
+    }
+
+    #[test]
+    fn survives_midnight() {
+        let log = "Nov 23 23:59:59 900000 [1] 0x02 -> building routing with 'dla'\nNov 24 00:00:00 100000 [1] 0x02 -> x: dla tables configured on all switches\n";
+        assert!((first_routing_pass(log).seconds.unwrap() - 0.2).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,129 @@
+//! One routing's figures, as `check` prints them and `compare` tabulates
+//! them, and as JSON for machines.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use osmroute_core::analysis::ebb::effective_bisection;
+use osmroute_core::analysis::report::analyze;
+use osmroute_core::fabric::{describe, Peer};
+use serde::Serialize;
+
+use crate::load::Loaded;
+use crate::osm_log;
+
+#[derive(Serialize)]
+pub struct Failure {
+    pub kind: String,
+    pub routes: u64,
+    pub example: String,
+}
+
+#[derive(Serialize)]
+pub struct Summary {
+    pub dir: String,
+    pub sources: Vec<String>,
+    /// Engine named by OpenSM's log in the directory, when there is one.
+    pub engine: Option<String>,
+    /// OpenSM's routing interval from its log (needs log flag 0x04).
+    pub routing_seconds: Option<f64>,
+    pub switches: usize,
+    pub cas: usize,
+    pub lids: usize,
+    pub routes: u64,
+    pub failures: Vec<Failure>,
+    /// Inter-switch hops -> routes.
+    pub hops: BTreeMap<usize, u64>,
+    pub max_hops: usize,
+    pub avg_hops: f64,
+    /// Most routes on one directed inter-switch channel.
+    pub edge_forwarding_index: u64,
+    pub avg_channel_load: f64,
+    /// Routes on a channel -> directed inter-switch channels with that many
+    /// (unused channels count under 0).
+    pub link_load: BTreeMap<u64, usize>,
+    /// Effective bisection bandwidth as a fraction of full bisection.
+    pub ebb: Option<f64>,
+    pub ebb_patterns: usize,
+    pub ebb_seed: u64,
+    pub sls_used: Vec<u8>,
+    pub vls_used: Vec<u8>,
+    pub dependencies: usize,
+    /// One credit loop as "switch port VL" hops, when there is one.
+    pub credit_loop: Option<Vec<String>>,
+}
+
+impl Summary {
+    pub fn delivered(&self) -> bool {
+        self.failures.is_empty()
+    }
+
+    pub fn compute(dir: &Path, loaded: &Loaded, patterns: usize, seed: u64) -> Summary {
+        let (fabric, routing) = (&loaded.fabric, &loaded.routing);
+        let report = analyze(fabric, routing);
+        let mut link_load: BTreeMap<u64, usize> = BTreeMap::new();
+        let mut channels = 0;
+        for (s, ports) in fabric.switch_port_peers().iter().enumerate() {
+            for (port, peer) in ports.iter().enumerate() {
+                if let Some(Peer::Switch(_)) = peer {
+                    channels += 1;
+                    let load = report.channel_load.get(&(s, port as u8)).copied().unwrap_or(0);
+                    *link_load.entry(load).or_default() += 1;
+                }
+            }
+        }
+        let loads: u64 = report.channel_load.values().sum();
+        let hop_routes: u64 = report.hops.values().sum();
+        let hop_sum: u64 = report.hops.iter().map(|(h, n)| *h as u64 * n).sum();
+        let pass = std::fs::read_to_string(dir.join("opensm.log")).map(|l| osm_log::first_routing_pass(&l)).unwrap_or_default();
+        Summary {
+            dir: dir.display().to_string(),
+            sources: loaded.sources.clone(),
+            engine: pass.engine,
+            routing_seconds: pass.seconds,
+            switches: fabric.switches().len(),
+            cas: fabric.cas().count(),
+            lids: fabric.lids().count(),
+            routes: report.routes,
+            failures: report
+                .failures
+                .iter()
+                .map(|(kind, (routes, example))| Failure { kind: kind.to_string(), routes: *routes, example: example.clone() })
+                .collect(),
+            max_hops: report.max_hops(),
+            avg_hops: if hop_routes == 0 { 0.0 } else { hop_sum as f64 / hop_routes as f64 },
+            hops: report.hops.clone(),
+            edge_forwarding_index: report.edge_forwarding_index(),
+            avg_channel_load: if channels == 0 { 0.0 } else { loads as f64 / channels as f64 },
+            link_load,
+            ebb: (patterns > 0).then(|| effective_bisection(fabric, routing, patterns, seed)),
+            ebb_patterns: patterns,
+            ebb_seed: seed,
+            sls_used: report.sls_used.clone(),
+            vls_used: report.vls_used.clone(),
+            dependencies: report.dependencies,
+            credit_loop: report.credit_loop.as_ref().map(|cycle| {
+                cycle
+                    .iter()
+                    .map(|c| format!("{} port {} VL {}", describe(fabric.node(fabric.switches()[c.switch])), c.port, c.vl))
+                    .collect()
+            }),
+        }
+    }
+
+    /// The link-load histogram in at most `buckets` equal ranges of load:
+    /// (first load, last load, channels).
+    pub fn link_load_buckets(&self, buckets: usize) -> Vec<(u64, u64, usize)> {
+        let max = self.link_load.keys().copied().max().unwrap_or(0);
+        let width = (max + 1).div_ceil(buckets.max(1) as u64).max(1);
+        let mut out: Vec<(u64, u64, usize)> = Vec::new();
+        for (&load, &n) in &self.link_load {
+            let lo = load / width * width;
+            match out.last_mut() {
+                Some(last) if last.0 == lo => last.2 += n,
+                _ => out.push((lo, lo + width - 1, n)),
+            }
+        }
+        out
+    }
+}
