@@ -36,6 +36,7 @@ uint16_t osmroute_port_base_lid(const osm_physp_t *port);   /* host order */
 uint8_t osmroute_port_lmc(const osm_physp_t *port);
 uint8_t osmroute_port_state(const osm_physp_t *port);
 uint8_t osmroute_port_op_vls(const osm_physp_t *port);
+uint8_t osmroute_port_vl_cap(const osm_physp_t *port);
 uint8_t osmroute_port_num(const osm_physp_t *port);
 osm_node_t *osmroute_port_node(const osm_physp_t *port);
 /* The valid peer port across the cable, or NULL. */

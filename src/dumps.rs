@@ -7,7 +7,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::dumps::{ibdmchk, PATH_SL_FILE, SL2VL_FILE};
+use osmroute_core::PathSl;
 use osmroute_core::{Config, Fabric, Routing};
 
 use crate::ffi;
@@ -36,18 +38,16 @@ pub unsafe fn write(osm: *mut ffi::osm_opensm_t, fabric: &Fabric, routing: &Rout
 }
 
 fn write_all(dir: &Path, fabric: &Fabric, routing: &Routing, config: &Config) {
-    let lines = ibdmchk::path_sl_lines(fabric);
-    if lines > config.dump.max_path_sl_lines {
-        log::warn!(
-            "not writing {PATH_SL_FILE}: it would have {lines} lines (more than dump.max_path_sl_lines = {}); \
-             raise dump.max_path_sl_lines in the osmroute configuration to get it",
-            config.dump.max_path_sl_lines
-        );
+    if let Some(why) = ibdmchk::path_sl_too_big(fabric, config) {
+        log::warn!("{why}");
     } else {
         write_file(&dir.join(PATH_SL_FILE), |w| ibdmchk::write_path_sl(fabric, routing, w));
     }
     if routing.sl2vl.is_some() {
         write_file(&dir.join(SL2VL_FILE), |w| ibdmchk::write_sl2vl(fabric, routing, w));
+    }
+    if matches!(routing.path_sl, PathSl::PerSourceSwitch(_)) {
+        write_file(&dir.join(SWITCH_SL_FILE), |w| switch_sl::write(fabric, &routing.path_sl, w));
     }
 }
 

@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use osmroute_core::config::Loaded;
 use osmroute_core::engines::EngineInfo;
+use osmroute_core::fabric::VlBudget;
 use osmroute_core::routing::{pack_sl2vl, unpack_sl2vl};
 use osmroute_core::{Error, Fabric, Routing};
 
@@ -73,7 +74,7 @@ impl EngineContext {
         // holds its exclusive lock during routing callbacks.
         let (snapshot, opt) = unsafe {
             let opt = &(*self.osm).subn.opt;
-            (snapshot::take(&mut (*self.osm).subn, opt.lmc)?, opt)
+            (snapshot::take(&mut (*self.osm).subn, opt)?, opt)
         };
         let snapshot_ms = started.elapsed().as_secs_f64() * 1e3;
         let switch_lids: Vec<u16> = snapshot
@@ -102,7 +103,7 @@ impl EngineContext {
                 ),
             ));
         }
-        let available = data_vls(opt.max_op_vls);
+        let available = VlBudget::data_vls_of_code(opt.max_op_vls);
         if vls > available {
             return Err(Error::declined(
                 name,
@@ -166,17 +167,6 @@ impl EngineContext {
             unsafe { dumps::write(self.osm, &published.fabric, &published.routing, &self.config.config) };
         }
         Ok(DONE)
-    }
-}
-
-/// Data VLs a port offers for OpenSM's `max_op_vls` value (IB encoding).
-fn data_vls(max_op_vls: u8) -> u8 {
-    match max_op_vls {
-        0 | 1 => 1,
-        2 => 2,
-        3 => 4,
-        4 => 8,
-        _ => 15,
     }
 }
 

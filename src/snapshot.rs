@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::ffi::CStr;
 
-use osmroute_core::fabric::{FabricBuilder, NodeKind, PortRef};
+use osmroute_core::fabric::{FabricBuilder, NodeKind, PortRef, VlBudget};
 use osmroute_core::{Error, Fabric};
 
 use crate::ffi;
@@ -25,16 +25,39 @@ pub struct Snapshot {
     pub switches: Vec<SwitchHandle>,
 }
 
+/// What OpenSM's options and the ports' VL capabilities leave for routing.
+fn vl_budget(builder: &FabricBuilder, opt: &ffi::osm_subn_opt_t, vl_cap: Option<(u8, usize, u8)>) -> VlBudget {
+    let by_option = VlBudget::data_vls_of_code(opt.max_op_vls);
+    let mut budget = VlBudget {
+        data_vls: by_option,
+        sl2vl_programmed: opt.qos != 0,
+        limited_by: format!("OpenSM's max_op_vls {} ({by_option} data VLs)", opt.max_op_vls),
+    };
+    if let Some((code, node, port)) = vl_cap {
+        let by_port = VlBudget::data_vls_of_code(code);
+        if by_port < by_option {
+            budget.data_vls = by_port;
+            budget.limited_by = format!(
+                "the VL capability of port {port} of {} ({by_port} data VLs)",
+                osmroute_core::fabric::describe(builder.node(node))
+            );
+        }
+    }
+    budget
+}
+
 /// Reads every node, valid port, cable and LID from `subn`.
 ///
 /// # Safety
 /// `subn` must be OpenSM's live subnet, with OpenSM's lock held.
-pub unsafe fn take(subn: *mut ffi::osm_subn_t, subnet_lmc: u8) -> Result<Snapshot, Error> {
+pub unsafe fn take(subn: *mut ffi::osm_subn_t, opt: &ffi::osm_subn_opt_t) -> Result<Snapshot, Error> {
     let mut builder = FabricBuilder::new();
     let mut ids: HashMap<*mut ffi::osm_node_t, usize> = HashMap::new();
     let mut nodes = Vec::new();
     let mut switches = Vec::new();
 
+    // The smallest VL capability on an inter-switch link, and where.
+    let mut vl_cap: Option<(u8, usize, u8)> = None;
     let mut node = ffi::osmroute_node_first(subn);
     while !node.is_null() {
         let kind = if ffi::osmroute_node_type(node) as u32 == ffi::IB_NODE_TYPE_SWITCH {
@@ -78,10 +101,17 @@ pub unsafe fn take(subn: *mut ffi::osm_subn_t, subnet_lmc: u8) -> Result<Snapsho
                 continue;
             }
             let Some(&peer) = ids.get(&ffi::osmroute_port_node(remote)) else { continue };
+            if is_switch && builder.node(peer).is_switch() {
+                let cap = ffi::osmroute_port_vl_cap(physp);
+                if vl_cap.is_none_or(|(c, _, _)| cap < c) {
+                    vl_cap = Some((cap, id, num));
+                }
+            }
             builder.connect(here, PortRef::new(peer, ffi::osmroute_port_num(remote)))?;
         }
     }
-    builder.set_lmc(subnet_lmc);
+    builder.set_lmc(opt.lmc);
+    builder.set_vl_budget(vl_budget(&builder, opt, vl_cap));
     let fabric = builder.build()?;
     Ok(Snapshot { fabric, switches })
 }

@@ -72,6 +72,11 @@ uint8_t osmroute_port_op_vls(const osm_physp_t *port)
 	return ib_port_info_get_op_vls(&port->port_info);
 }
 
+uint8_t osmroute_port_vl_cap(const osm_physp_t *port)
+{
+	return ib_port_info_get_vl_cap(&port->port_info);
+}
+
 uint8_t osmroute_port_num(const osm_physp_t *port)
 {
 	return osm_physp_get_port_num(port);

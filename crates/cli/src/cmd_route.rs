@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use osmroute_core::config::Config;
 use osmroute_core::dumps::{ibdmchk, lfts, subnet_lst, LFTS_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE};
+use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::io::netfile;
+use osmroute_core::PathSl;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -50,12 +52,21 @@ pub fn run(args: Args) -> crate::CmdResult {
     let out = |name: &str| args.output.join(name);
     std::fs::write(out(SUBNET_FILE), subnet_lst::write(&fabric))?;
     std::fs::write(out(LFTS_FILE), lfts::write(&fabric, &routing))?;
-    let mut w = std::io::BufWriter::new(std::fs::File::create(out(PATH_SL_FILE))?);
-    ibdmchk::write_path_sl(&fabric, &routing, &mut w)?;
-    w.flush()?;
+    if let Some(why) = ibdmchk::path_sl_too_big(&fabric, &config) {
+        eprintln!("warning: {why}");
+    } else {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(out(PATH_SL_FILE))?);
+        ibdmchk::write_path_sl(&fabric, &routing, &mut w)?;
+        w.flush()?;
+    }
     if routing.sl2vl.is_some() {
         let mut w = std::io::BufWriter::new(std::fs::File::create(out(SL2VL_FILE))?);
         ibdmchk::write_sl2vl(&fabric, &routing, &mut w)?;
+        w.flush()?;
+    }
+    if matches!(routing.path_sl, PathSl::PerSourceSwitch(_)) {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(out(SWITCH_SL_FILE))?);
+        switch_sl::write(&fabric, &routing.path_sl, &mut w)?;
         w.flush()?;
     }
     let summary = format!(

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::dumps::{ibdmchk, lfts, subnet_lst, LFTS_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE};
 use osmroute_core::{Fabric, PathSl, Routing};
 
@@ -42,12 +43,16 @@ pub fn load(dir: &Path, lmc: u8) -> Result<Loaded, String> {
         }
         None => None,
     };
-    let path_sl = match read(dir, PATH_SL_FILE)? {
-        Some(t) => {
-            sources.push(PATH_SL_FILE.to_string());
-            ibdmchk::read_path_sl(&fabric, &t).map_err(|e| e.to_string())?
-        }
-        None => PathSl::Uniform(0),
+    // The compact per-switch file says the same as the ibdmchk one when
+    // both exist, and is far quicker to read.
+    let path_sl = if let Some(t) = read(dir, SWITCH_SL_FILE)? {
+        sources.push(SWITCH_SL_FILE.to_string());
+        switch_sl::read(&fabric, &t).map_err(|e| e.to_string())?
+    } else if let Some(t) = read(dir, PATH_SL_FILE)? {
+        sources.push(PATH_SL_FILE.to_string());
+        ibdmchk::read_path_sl(&fabric, &t).map_err(|e| e.to_string())?
+    } else {
+        PathSl::Uniform(0)
     };
     let routing = Routing { engine: "dumps".into(), lfts, sl2vl, path_sl };
     Ok(Loaded { fabric, routing, sources })

@@ -22,6 +22,29 @@ pub struct DlaConfig {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PsspConfig {
+    /// Most VLs (= virtual layers = SLs) the deadlock removal may use; 0
+    /// means what the fabric offers (its operational data VLs).
+    pub max_vls: u8,
+    /// Assign paths to virtual layers so that no layer has a credit loop.
+    pub deadlock_removal: bool,
+    /// Spread paths over the VLs left free after deadlock removal.
+    pub balance_vls: bool,
+    /// Seed of the order in which destinations are routed (0: LID order).
+    pub seed: u64,
+    /// When the layers run out, route the remaining paths in the last one
+    /// anyway (logging loudly that deadlock freedom is not guaranteed)
+    /// instead of declining.
+    pub best_effort: bool,
+}
+
+impl Default for PsspConfig {
+    fn default() -> Self {
+        PsspConfig { max_vls: 0, deadlock_removal: true, balance_vls: true, seed: 0, best_effort: false }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DumpConfig {
     /// Upper bound on lines in `osmroute-path-sl.txt` (one per source CA and
     /// destination LID); above it the file is skipped with a warning, since
@@ -38,6 +61,7 @@ impl Default for DumpConfig {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Config {
     pub dla: DlaConfig,
+    pub pssp: PsspConfig,
     pub dump: DumpConfig,
 }
 
@@ -62,7 +86,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Names of the engines whose options live in the file.
-const ENGINE_SECTIONS: &[&str] = &["dla"];
+const ENGINE_SECTIONS: &[&str] = &["dla", "pssp"];
 
 /// What reading a configuration yields: the options (defaults where a line
 /// was bad) and every problem found.
@@ -135,13 +159,35 @@ impl Config {
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
             "dla.sl" => self.dla.sl = parse_num(value, 0, 15)? as u8,
+            "pssp.max_vls" => self.pssp.max_vls = parse_num(value, 0, 15)? as u8,
+            "pssp.deadlock_removal" => self.pssp.deadlock_removal = parse_bool(value)?,
+            "pssp.balance_vls" => self.pssp.balance_vls = parse_bool(value)?,
+            "pssp.seed" => self.pssp.seed = parse_num(value, 0, u64::MAX)?,
+            "pssp.best_effort" => self.pssp.best_effort = parse_bool(value)?,
             "dump.max_path_sl_lines" => self.dump.max_path_sl_lines = parse_num(value, 0, u64::MAX)?,
-            _ => {
-                return Err("unknown key; known keys are: dla.sl, dump.max_path_sl_lines (see README, section Configuration)"
-                    .to_string())
-            }
+            _ => return Err(format!("unknown key; known keys are: {} (see README, section Configuration)", KEYS.join(", "))),
         }
         Ok(())
+    }
+}
+
+/// Every key the file may set.
+pub const KEYS: &[&str] = &[
+    "dla.sl",
+    "pssp.max_vls",
+    "pssp.deadlock_removal",
+    "pssp.balance_vls",
+    "pssp.seed",
+    "pssp.best_effort",
+    "dump.max_path_sl_lines",
+];
+
+/// TRUE/FALSE as in opensm.conf; also yes/no, on/off, 1/0, any case.
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(true),
+        "false" | "no" | "off" | "0" => Ok(false),
+        _ => Err(format!("value '{value}' is not TRUE or FALSE")),
     }
 }
 
@@ -182,6 +228,18 @@ mod tests {
         assert_eq!(e.to_string(), "/etc/x.conf:1: key 'dla.sl': value '16' is not a number from 0 to 15");
         assert_eq!(loaded.errors_for("dla").count(), 1);
         assert_eq!(loaded.errors_for("pssp").count(), 0);
+    }
+
+    #[test]
+    fn pssp_options() {
+        let loaded = Config::parse("pssp.max_vls 4\npssp.deadlock_removal FALSE\npssp.best_effort yes\npssp.seed 9\n", "x");
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let p = &loaded.config.pssp;
+        assert_eq!((p.max_vls, p.deadlock_removal, p.balance_vls, p.seed, p.best_effort), (4, false, true, 9, true));
+        let bad = Config::parse("pssp.balance_vls maybe\n", "x");
+        assert!(bad.errors[0].message.contains("TRUE or FALSE"));
+        assert_eq!(bad.errors_for("pssp").count(), 1);
+        assert_eq!(bad.errors_for("dla").count(), 0);
     }
 
     #[test]

@@ -151,6 +151,51 @@ impl std::error::Error for FabricError {}
 pub struct FabricBuilder {
     nodes: Vec<Node>,
     lmc: u8,
+    vl_budget: VlBudget,
+}
+
+/// What the subnet offers routing for deadlock avoidance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VlBudget {
+    /// Data VLs every inter-switch link can use.
+    pub data_vls: u8,
+    /// Whether the SM programs the SL2VL tables an engine asks for (OpenSM
+    /// does only with `qos TRUE`); without them every SL stays on VL 0.
+    pub sl2vl_programmed: bool,
+    /// Where the limit comes from and how to raise it, for messages.
+    pub limited_by: String,
+}
+
+impl Default for VlBudget {
+    /// Offline default: 8 data VLs (what ibsim's and most switches' ports
+    /// offer), SL2VL programmed.
+    fn default() -> Self {
+        VlBudget { data_vls: 8, sl2vl_programmed: true, limited_by: "the offline default of 8 VLs".into() }
+    }
+}
+
+impl VlBudget {
+    /// Data VLs behind InfiniBand's VL encoding (PortInfo VLCap/OperationalVLs
+    /// and OpenSM's `max_op_vls`): 1 = VL0, 2 = VL0-1, 3 = VL0-3, 4 = VL0-7,
+    /// 5 = VL0-14.
+    pub fn data_vls_of_code(code: u8) -> u8 {
+        match code {
+            0 | 1 => 1,
+            2 => 2,
+            3 => 4,
+            4 => 8,
+            _ => 15,
+        }
+    }
+
+    /// VLs a routing may actually rely on.
+    pub fn usable(&self) -> u8 {
+        if self.sl2vl_programmed {
+            self.data_vls.max(1)
+        } else {
+            1
+        }
+    }
 }
 
 impl FabricBuilder {
@@ -279,9 +324,15 @@ impl FabricBuilder {
         Ok(())
     }
 
+    pub fn set_vl_budget(&mut self, budget: VlBudget) {
+        self.vl_budget = budget;
+    }
+
     /// Validates and freezes the fabric.
     pub fn build(self) -> Result<Fabric, FabricError> {
-        Fabric::from_nodes(self.nodes, self.lmc)
+        let mut fabric = Fabric::from_nodes(self.nodes, self.lmc)?;
+        fabric.vl_budget = self.vl_budget;
+        Ok(fabric)
     }
 }
 
@@ -302,6 +353,7 @@ pub struct Fabric {
     switches: Vec<NodeId>,
     switch_index: Vec<Option<u32>>,
     lid_owner: Vec<Option<PortRef>>,
+    vl_budget: VlBudget,
 }
 
 /// "switch 0x0002c90000000001 (sw-3)": how nodes are named in messages.
@@ -380,7 +432,7 @@ impl Fabric {
                 }
             }
         }
-        Ok(Fabric { nodes, lmc, switches, switch_index, lid_owner })
+        Ok(Fabric { nodes, lmc, switches, switch_index, lid_owner, vl_budget: VlBudget::default() })
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -396,6 +448,10 @@ impl Fabric {
     }
 
     /// Subnet LMC as configured (individual ports carry their own).
+    pub fn vl_budget(&self) -> &VlBudget {
+        &self.vl_budget
+    }
+
     pub fn lmc(&self) -> u8 {
         self.lmc
     }

@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod config;
+pub mod deadlock;
 pub mod dumps;
 pub mod engines;
 pub mod error;

@@ -110,6 +110,52 @@ pub enum PathSl {
     /// SL per (source LID, destination LID), e.g. read back from a path-SL
     /// dump; pairs not listed use `default`.
     Pairs { default: u8, sl: std::collections::HashMap<(u16, u16), u8> },
+    /// SL per (source switch, destination LID): with destination-based
+    /// tables every port on one switch (the switch itself and its CAs)
+    /// takes the same path to a LID, so they share its SL. One byte per
+    /// switch and LID keeps this small enough for 16k-host fabrics.
+    PerSourceSwitch(SwitchSls),
+}
+
+/// The table behind `PathSl::PerSourceSwitch`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchSls {
+    /// Per LID: index of the switch that owns it or that its CA is cabled
+    /// to (`u32::MAX` for none).
+    source_switch: Vec<u32>,
+    /// `switch * lids + dlid` -> SL.
+    sl: Vec<u8>,
+    lids: usize,
+}
+
+impl SwitchSls {
+    /// Every (switch, LID) at SL 0.
+    pub fn new(fabric: &Fabric) -> Self {
+        let lids = fabric.max_lid() as usize + 1;
+        let mut source_switch = vec![u32::MAX; lids];
+        for (lid, _) in fabric.lids() {
+            if let Some(sw) = fabric.lid_switch(lid).and_then(|n| fabric.switch_index(n)) {
+                source_switch[lid as usize] = sw as u32;
+            }
+        }
+        SwitchSls { source_switch, sl: vec![0; fabric.switches().len() * lids], lids }
+    }
+
+    pub fn set(&mut self, switch: usize, dlid: u16, sl: u8) {
+        self.sl[switch * self.lids + dlid as usize] = sl;
+    }
+
+    pub fn get(&self, switch: usize, dlid: u16) -> u8 {
+        self.sl.get(switch * self.lids + dlid as usize).copied().unwrap_or(0)
+    }
+
+    /// SL of the path from `slid` to `dlid`; 0 for LIDs the fabric lacks.
+    pub fn sl(&self, slid: u16, dlid: u16) -> u8 {
+        match self.source_switch.get(slid as usize) {
+            Some(&sw) if sw != u32::MAX && (dlid as usize) < self.lids => self.get(sw as usize, dlid),
+            _ => 0,
+        }
+    }
 }
 
 impl PathSl {
@@ -117,20 +163,30 @@ impl PathSl {
         match self {
             PathSl::Uniform(sl) => *sl,
             PathSl::Pairs { default, sl } => sl.get(&(slid, dlid)).copied().unwrap_or(*default),
+            PathSl::PerSourceSwitch(t) => t.sl(slid, dlid),
         }
+    }
+
+    /// Whether all ports on one switch use the same SL towards each LID
+    /// (so analyses may trace one representative per switch).
+    pub fn same_per_switch(&self) -> bool {
+        !matches!(self, PathSl::Pairs { .. })
     }
 
     /// The SLs any path may use, ascending.
     pub fn sls_used(&self) -> Vec<u8> {
-        match self {
+        let mut v: Vec<u8> = match self {
             PathSl::Uniform(sl) => vec![*sl],
-            PathSl::Pairs { default, sl } => {
-                let mut v: Vec<u8> = sl.values().copied().chain(std::iter::once(*default)).collect();
-                v.sort_unstable();
-                v.dedup();
-                v
+            PathSl::Pairs { default, sl } => sl.values().copied().chain(std::iter::once(*default)).collect(),
+            PathSl::PerSourceSwitch(t) => {
+                let mut seen = [false; NUM_SLS];
+                t.sl.iter().for_each(|&s| seen[s as usize & 0xf] = true);
+                (0..NUM_SLS as u8).filter(|&s| seen[s as usize]).collect()
             }
-        }
+        };
+        v.sort_unstable();
+        v.dedup();
+        v
     }
 }
 

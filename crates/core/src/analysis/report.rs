@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::credit::{Channel, DependencyGraph};
 use super::paths::{trace, Undelivered};
 use crate::fabric::{Fabric, PortRef};
-use crate::routing::{PathSl, Routing, ALL_VL0};
+use crate::routing::{Routing, ALL_VL0};
 
 pub struct Report {
     /// CA-port-to-CA-LID routes examined.
@@ -69,7 +69,7 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
     let ports: Vec<usize> = fabric.switches().iter().map(|&n| fabric.node(n).port_slots()).collect();
     let mut deps = DependencyGraph::new(&ports);
     let dlids: Vec<(u16, PortRef)> = fabric.lids().filter(|(_, o)| !fabric.node(o.node).is_switch()).collect();
-    let uniform = matches!(routing.path_sl, PathSl::Uniform(_));
+    let shared_sl = routing.path_sl.same_per_switch();
     let vl_of = |s: usize, inp: u8, out: u8, sl: u8| -> u8 {
         routing.sl2vl.as_ref().map_or(ALL_VL0[sl as usize], |t| t.switch_table(s, inp, out)[sl as usize & 0xf])
     };
@@ -85,7 +85,7 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
                 continue;
             }
             let Some(slid) = fabric.port(remote).map(|p| p.lid).filter(|&l| l != 0) else { continue };
-            let key: Vec<[u8; 16]> = if uniform {
+            let key: Vec<[u8; 16]> = if shared_sl {
                 (0..ports[si] as u8).map(|o| routing.sl2vl.as_ref().map_or(ALL_VL0, |t| *t.switch_table(si, port, o))).collect()
             } else {
                 vec![[port; 16]] // every source on its own

@@ -23,6 +23,20 @@ fn ca_lids(fabric: &Fabric) -> impl Iterator<Item = (u16, usize)> + '_ {
     fabric.lids().filter(|(_, o)| fabric.node(o.node).kind == NodeKind::Ca).map(|(lid, o)| (lid, o.node))
 }
 
+/// Why the ibdmchk path-SL file should not be written for `fabric` (it
+/// would exceed `dump.max_path_sl_lines`), or None.
+pub fn path_sl_too_big(fabric: &Fabric, config: &crate::Config) -> Option<String> {
+    let lines = path_sl_lines(fabric);
+    (lines > config.dump.max_path_sl_lines).then(|| {
+        format!(
+            "not writing {}: it would have {lines} lines (more than dump.max_path_sl_lines = {}); \
+             raise dump.max_path_sl_lines in the osmroute configuration to get it",
+            super::PATH_SL_FILE,
+            config.dump.max_path_sl_lines
+        )
+    })
+}
+
 pub fn write_path_sl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -> io::Result<()> {
     let dlids: Vec<(u16, usize)> = ca_lids(fabric).collect();
     for src in fabric.cas() {

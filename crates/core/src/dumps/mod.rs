@@ -4,6 +4,7 @@
 pub mod ibdmchk;
 pub mod lfts;
 pub mod subnet_lst;
+pub mod switch_sl;
 
 use std::fmt;
 

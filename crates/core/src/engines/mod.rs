@@ -1,6 +1,7 @@
 //! The routing engines, by the names users type in `routing_engine`.
 
 pub mod dla;
+pub mod pssp;
 
 use crate::config::Config;
 use crate::error::Error;
@@ -16,11 +17,18 @@ pub struct EngineInfo {
     pub route: RouteFn,
 }
 
-pub static ENGINES: &[EngineInfo] = &[EngineInfo {
-    name: "dla",
-    summary: "Kim & Dally minimal routing for fully connected Dragonflies; 1 SL, 2 VLs",
-    route: dla::route,
-}];
+pub static ENGINES: &[EngineInfo] = &[
+    EngineInfo {
+        name: "dla",
+        summary: "Kim & Dally minimal routing for fully connected Dragonflies; 1 SL, 2 VLs",
+        route: dla::route,
+    },
+    EngineInfo {
+        name: pssp::NAME,
+        summary: "P-SSSP: globally balanced minimal paths, deadlock-free by virtual layers (SLs/VLs)",
+        route: pssp::route,
+    },
+];
 
 pub fn find(name: &str) -> Result<&'static EngineInfo, Error> {
     ENGINES.iter().find(|e| e.name == name).ok_or_else(|| Error::UnknownEngine {

@@ -1,0 +1,384 @@
+//! Deadlock removal by virtual layers (the DFSSSP idea, Domke et al.):
+//! every path (source switch → destination LID, as the forwarding tables
+//! give it) goes to one layer = one SL = one VL, such that no layer's
+//! channel dependency graph has a cycle. Paths are placed one at a time in
+//! the lowest layer where their dependencies close no cycle (a path that
+//! would close one moves on to the next layer); then, optionally, the
+//! layers left free are filled by splitting the fullest layers, which
+//! keeps every layer acyclic (a subset of an acyclic set is acyclic).
+//!
+//! Engines call `assign_layers` on their own tables; the result is the
+//! path-SL table and the number of layers used.
+
+use std::collections::HashSet;
+
+use super::dynamic_dag::DynamicDag;
+use crate::fabric::{Fabric, Peer};
+use crate::routing::{SwitchSls, NO_PATH};
+
+#[derive(Clone, Debug)]
+pub struct LayerOptions {
+    /// Most layers available (≥ 1).
+    pub max_layers: u8,
+    /// Spread paths over layers left free.
+    pub balance: bool,
+    /// When the layers run out, keep the remaining paths in the last layer
+    /// instead of failing (deadlock freedom is then not guaranteed).
+    pub best_effort: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Layering {
+    /// Layer (= SL) per (source switch, destination LID).
+    pub sls: SwitchSls,
+    /// Layers the acyclic placement needed, before balancing.
+    pub layers_needed: u8,
+    /// Layers holding paths after balancing.
+    pub layers_used: u8,
+    /// Paths that fit in no layer and were left in the last one (only
+    /// with `best_effort`); 0 means every layer is credit-loop free.
+    pub unplaced_paths: u64,
+    /// Paths placed (source switches with hosts × destination LIDs).
+    pub paths: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LayeringError {
+    /// The tables do not deliver: a routing bug, not a layering problem.
+    Undeliverable { switch: usize, dlid: u16 },
+    /// More layers would be needed than `max_layers`.
+    OutOfLayers { max_layers: u8, placed: u64, paths: u64 },
+}
+
+impl std::fmt::Display for LayeringError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LayeringError::Undeliverable { switch, dlid } => {
+                write!(f, "the forwarding tables do not deliver LID {dlid} from switch #{switch}")
+            }
+            LayeringError::OutOfLayers { max_layers, placed, paths } => write!(
+                f,
+                "{max_layers} virtual layers are not enough to break every credit loop ({placed} of {paths} paths placed)"
+            ),
+        }
+    }
+}
+
+/// Directed inter-switch channels, numbered `offset[switch] + port`.
+struct Channels {
+    offset: Vec<u32>,
+    peers: Vec<Vec<Option<Peer>>>,
+}
+
+impl Channels {
+    fn new(fabric: &Fabric) -> Self {
+        let peers = fabric.switch_port_peers();
+        let mut offset = Vec::with_capacity(peers.len());
+        let mut total = 0u32;
+        for p in &peers {
+            offset.push(total);
+            total += p.len() as u32;
+        }
+        offset.push(total);
+        Channels { offset, peers }
+    }
+
+    fn count(&self) -> usize {
+        *self.offset.last().unwrap_or(&0) as usize
+    }
+}
+
+/// The inter-switch channels of the path from switch `x` to `dlid`
+/// (none when `x` has no route at all, e.g. in a disconnected fabric), or
+/// None when the tables lead somewhere and then do not deliver.
+fn chain(ch: &Channels, lfts: &[Vec<u8>], x: usize, dlid: u16, out: &mut Vec<u32>) -> Option<()> {
+    out.clear();
+    let mut s = x;
+    for _ in 0..=lfts.len() {
+        let port = lfts[s].get(dlid as usize).copied().unwrap_or(NO_PATH);
+        if port == 0 || (port == NO_PATH && s == x) {
+            return Some(());
+        }
+        match ch.peers[s].get(port as usize).copied().flatten() {
+            Some(Peer::Switch(next)) => {
+                out.push(ch.offset[s] + port as u32);
+                s = next;
+            }
+            Some(Peer::Ca(_)) => return Some(()),
+            None => return None,
+        }
+    }
+    None // longer than the number of switches: a forwarding loop
+}
+
+/// Most channels one cycle check may visit. Checks that would visit more
+/// refuse the dependency (safe: the path tries another layer); without a
+/// bound, dense dependency graphs make each refused insertion a walk over
+/// most of the graph.
+const SEARCH_BUDGET: usize = 2048;
+
+/// The layers' dependency graphs, and what placing one path takes.
+struct Placer {
+    channels: usize,
+    max_layers: usize,
+    layers: Vec<DynamicDag>,
+    /// Dependencies a layer refused once: later paths with them skip the
+    /// layer without another search (conservative, never unsafe).
+    refused: Vec<HashSet<(u32, u32)>>,
+    added: Vec<(u32, u32)>,
+}
+
+impl Placer {
+    /// Adds all of `path`'s dependencies to `layer`, or none of them.
+    fn try_layer(&mut self, layer: usize, path: &[u32]) -> bool {
+        if layer == self.layers.len() {
+            self.layers.push(DynamicDag::new(self.channels).with_search_budget(SEARCH_BUDGET));
+            self.refused.push(HashSet::new());
+        }
+        let refused = &mut self.refused[layer];
+        if path.windows(2).any(|w| refused.contains(&(w[0], w[1]))) {
+            return false;
+        }
+        let dag = &mut self.layers[layer];
+        self.added.clear();
+        for w in path.windows(2) {
+            match dag.insert(w[0], w[1]) {
+                Ok(true) => self.added.push((w[0], w[1])),
+                Ok(false) => {}
+                Err(_) => {
+                    refused.insert((w[0], w[1]));
+                    for &(a, b) in &self.added {
+                        dag.remove(a, b);
+                    }
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The layer `path` went to: `preferred` and the layers above it
+    /// first (the ones below were tried by the paths it continues), then
+    /// the lowest that fits; None when none does.
+    fn place(&mut self, path: &[u32], preferred: Option<usize>) -> Option<usize> {
+        if path.len() < 2 {
+            return Some(preferred.unwrap_or(0)); // no dependency: fits anywhere
+        }
+        let from = preferred.unwrap_or(0);
+        let candidates = (from..self.max_layers).chain(0..from);
+        for layer in candidates {
+            if self.try_layer(layer, path) {
+                return Some(layer);
+            }
+        }
+        None
+    }
+}
+
+/// Places every path from a switch with CAs to every LID in a layer.
+/// `order` lists destination LIDs in the order to place them.
+///
+/// Per destination, paths are placed nearest source first, and each path
+/// tries first the layer of the path it continues (from its next switch):
+/// that layer holds all of its dependencies but the first, so most paths
+/// add one dependency and need no cycle search at all.
+pub fn assign_layers(fabric: &Fabric, lfts: &[Vec<u8>], order: &[u16], opts: &LayerOptions) -> Result<Layering, LayeringError> {
+    let ch = Channels::new(fabric);
+    let switches = fabric.switches().len();
+    let is_source: Vec<bool> = (0..switches).map(|s| ch.peers[s].iter().any(|p| matches!(p, Some(Peer::Ca(_))))).collect();
+    let sources: Vec<usize> = (0..switches).filter(|&s| is_source[s]).collect();
+    // The switch each channel leads to.
+    let mut leads_to = vec![u32::MAX; ch.count()];
+    for (s, ports) in ch.peers.iter().enumerate() {
+        for (p, peer) in ports.iter().enumerate() {
+            if let Some(Peer::Switch(n)) = peer {
+                leads_to[ch.offset[s] as usize + p] = *n as u32;
+            }
+        }
+    }
+    let max_layers = opts.max_layers.max(1) as usize;
+    let mut placer = Placer { channels: ch.count(), max_layers, layers: Vec::new(), refused: Vec::new(), added: Vec::new() };
+    let mut sls = SwitchSls::new(fabric);
+    let (mut paths, mut unplaced) = (0u64, 0u64);
+    let mut per_layer: Vec<u64> = vec![0; max_layers];
+    // Per destination: every source's chain, flat, and the layer each
+    // switch's path went to.
+    let mut chains: Vec<u32> = Vec::new();
+    let mut spans: Vec<(usize, usize, usize)> = Vec::with_capacity(sources.len());
+    let mut layer_at = vec![usize::MAX; switches];
+    let mut path = Vec::with_capacity(16);
+    for &dlid in order {
+        chains.clear();
+        spans.clear();
+        for &x in &sources {
+            chain(&ch, lfts, x, dlid, &mut path).ok_or(LayeringError::Undeliverable { switch: x, dlid })?;
+            spans.push((x, chains.len(), path.len()));
+            chains.extend_from_slice(&path);
+        }
+        spans.sort_by_key(|&(_, _, len)| len);
+        for &(x, start, len) in &spans {
+            let path = &chains[start..start + len];
+            paths += 1;
+            let preferred = (len >= 2).then(|| layer_at[leads_to[path[0] as usize] as usize]).filter(|&l| l != usize::MAX);
+            let layer = match placer.place(path, preferred) {
+                Some(l) => l,
+                None if opts.best_effort => {
+                    unplaced += 1;
+                    max_layers - 1
+                }
+                None => {
+                    return Err(LayeringError::OutOfLayers {
+                        max_layers: max_layers as u8,
+                        placed: paths - 1,
+                        paths: total_paths(&sources, order),
+                    });
+                }
+            };
+            layer_at[x] = layer;
+            per_layer[layer] += 1;
+            sls.set(x, dlid, layer as u8);
+        }
+        for &(x, _, _) in &spans {
+            layer_at[x] = usize::MAX;
+        }
+    }
+    let layers_needed = per_layer.iter().rposition(|&n| n > 0).map_or(1, |i| i + 1) as u8;
+    let mut layering = Layering { sls, layers_needed, layers_used: layers_needed, unplaced_paths: unplaced, paths };
+    if opts.balance && (layers_needed as usize) < max_layers && unplaced == 0 {
+        balance(&mut layering, &sources, order, &per_layer[..layers_needed as usize], max_layers);
+    }
+    Ok(layering)
+}
+
+fn total_paths(sources: &[usize], order: &[u16]) -> u64 {
+    sources.len() as u64 * order.len() as u64
+}
+
+/// Gives each free layer to the layer with the most paths per share, then
+/// moves whole destinations of every split layer round-robin onto its
+/// shares.
+fn balance(layering: &mut Layering, sources: &[usize], order: &[u16], per_layer: &[u64], max_layers: usize) {
+    let used = per_layer.len();
+    let mut shares: Vec<Vec<u8>> = (0..used).map(|l| vec![l as u8]).collect();
+    for free in used..max_layers {
+        let fullest = (0..used)
+            .max_by(|&a, &b| {
+                let (x, y) = (per_layer[a] as f64 / shares[a].len() as f64, per_layer[b] as f64 / shares[b].len() as f64);
+                x.total_cmp(&y).then(b.cmp(&a))
+            })
+            .unwrap_or(0);
+        shares[fullest].push(free as u8);
+    }
+    // Per source layer, the next share to hand a destination's paths to.
+    let mut next = vec![0usize; used];
+    for &dlid in order {
+        // A destination's paths in layer l all move to the same share, so
+        // each destination rotates every layer's share once.
+        let mut target = vec![None; used];
+        for &x in sources {
+            let l = layering.sls.get(x, dlid) as usize;
+            if shares[l].len() < 2 {
+                continue;
+            }
+            let t = *target[l].get_or_insert_with(|| {
+                let t = shares[l][next[l] % shares[l].len()];
+                next[l] += 1;
+                t
+            });
+            layering.sls.set(x, dlid, t);
+        }
+    }
+    layering.layers_used = max_layers as u8;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::report::analyze;
+    use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+    use crate::routing::{PathSl, Routing, Sl2Vl};
+
+    /// A ring of `n` switches, one host each, every packet going clockwise
+    /// (the classic credit loop).
+    fn clockwise_ring(n: usize) -> (Fabric, Vec<Vec<u8>>) {
+        let mut b = FabricBuilder::new();
+        let sw: Vec<usize> = (0..n).map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, format!("s{i}"), 3)).collect();
+        for i in 0..n {
+            b.connect(PortRef::new(sw[i], 2), PortRef::new(sw[(i + 1) % n], 3)).unwrap();
+            let h = b.add_node(NodeKind::Ca, 0x1000 + 2 * i as u64, format!("h{i}"), 1);
+            b.connect(PortRef::new(h, 1), PortRef::new(sw[i], 1)).unwrap();
+        }
+        b.assign_lids_sequential(0).unwrap();
+        let f = b.build().unwrap();
+        let mut lfts = Routing::empty_lfts(&f);
+        for (lid, owner) in f.lids() {
+            let target = f.lid_switch(lid).and_then(|n| f.switch_index(n)).unwrap();
+            for (s, lft) in lfts.iter_mut().enumerate() {
+                if s == target {
+                    if !f.node(owner.node).is_switch() {
+                        lft[lid as usize] = 1;
+                    }
+                } else {
+                    lft[lid as usize] = 2;
+                }
+            }
+        }
+        (f, lfts)
+    }
+
+    fn routing_of(f: &Fabric, lfts: Vec<Vec<u8>>, layering: &Layering) -> Routing {
+        let mut sl2vl = Sl2Vl::new(f, crate::routing::ALL_VL0);
+        let identity: [u8; 16] = std::array::from_fn(|i| i as u8);
+        for s in 0..f.switches().len() {
+            let ports = sl2vl.switch_ports(s) as u8;
+            for i in 0..ports {
+                for o in 0..ports {
+                    sl2vl.set_switch(s, i, o, identity);
+                }
+            }
+        }
+        Routing { engine: "t".into(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(layering.sls.clone()) }
+    }
+
+    fn order(f: &Fabric) -> Vec<u16> {
+        f.lids().map(|(l, _)| l).collect()
+    }
+
+    /// Whole paths keep their layer, so a ring cannot use a dateline: two
+    /// layers are the least, and the greedy placement uses a few.
+    #[test]
+    fn a_clockwise_ring_gets_loop_free_layers() {
+        let (f, lfts) = clockwise_ring(5);
+        let opts = LayerOptions { max_layers: 4, balance: false, best_effort: false };
+        let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
+        assert!((2..=4).contains(&layering.layers_needed), "{}", layering.layers_needed);
+        let report = analyze(&f, &routing_of(&f, lfts.clone(), &layering));
+        assert!(report.delivered());
+        assert!(report.credit_loop.is_none(), "{:?}", report.credit_loop);
+        // One layer only: the ring's loop is found.
+        let flat = Layering { sls: SwitchSls::new(&f), ..layering };
+        assert!(analyze(&f, &routing_of(&f, lfts, &flat)).credit_loop.is_some());
+    }
+
+    #[test]
+    fn too_few_layers_fail_or_are_best_effort() {
+        let (f, lfts) = clockwise_ring(5);
+        let strict = LayerOptions { max_layers: 1, balance: false, best_effort: false };
+        assert!(matches!(assign_layers(&f, &lfts, &order(&f), &strict), Err(LayeringError::OutOfLayers { .. })));
+        let lax = LayerOptions { best_effort: true, ..strict };
+        let l = assign_layers(&f, &lfts, &order(&f), &lax).unwrap();
+        assert!(l.unplaced_paths > 0);
+    }
+
+    #[test]
+    fn balancing_fills_free_layers_and_stays_loop_free() {
+        let (f, lfts) = clockwise_ring(6);
+        let opts = LayerOptions { max_layers: 8, balance: true, best_effort: false };
+        let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
+        assert!(layering.layers_needed < 8);
+        assert_eq!(layering.layers_used, 8);
+        let routing = routing_of(&f, lfts, &layering);
+        assert_eq!(routing.path_sl.sls_used(), (0..8).collect::<Vec<u8>>());
+        assert!(analyze(&f, &routing).credit_loop.is_none());
+    }
+}

@@ -1,0 +1,5 @@
+//! Making routings deadlock-free after the fact: virtual layers over the
+//! channel dependency graph.
+
+pub mod dynamic_dag;
+pub mod layers;

@@ -1,0 +1,269 @@
+//! `pssp`: P-SSSP routing (Hoefler, Schneider & Lumsdaine, "Optimized
+//! routing for large-scale InfiniBand networks", §III-A) with minimal paths
+//! enforced as in the paper's experiments, made deadlock-free by the
+//! virtual-layer pass (`deadlock::layers`).
+//!
+//! Destinations are routed one LID at a time. Each LID gets a shortest-path
+//! tree towards its switch in which every switch picks, among its minimal
+//! next hops, the one whose path has the least accumulated load; after the
+//! tree is fixed, every inter-switch channel's load grows by the number of
+//! source hosts routed through it. This is the paper's SSSP with edge
+//! weights "P² + load" (minimal hops first, then least load) computed as a
+//! dynamic program over the BFS layers instead of a priority queue: the
+//! same paths, in O(edges) per LID.
+//!
+//! With LMC > 0 every LID of a port is routed, consecutively, and paths
+//! prefer channels the port's earlier LIDs did not use, so its LIDs take
+//! different paths where the topology offers them.
+
+use crate::config::{Config, PsspConfig};
+use crate::deadlock::layers::{assign_layers, LayerOptions, LayeringError};
+use crate::error::Error;
+use crate::fabric::{describe, Fabric, Peer, PortRef};
+use crate::rng::Rng;
+use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, NO_PATH, NUM_SLS};
+
+pub const NAME: &str = "pssp";
+
+const UNREACHED: u32 = u32::MAX;
+
+/// Per switch, its cabled inter-switch ports: (port, neighbour switch).
+fn neighbours(fabric: &Fabric) -> Vec<Vec<(u8, usize)>> {
+    fabric
+        .switch_port_peers()
+        .iter()
+        .map(|ports| {
+            ports
+                .iter()
+                .enumerate()
+                .filter_map(|(p, peer)| match peer {
+                    Some(Peer::Switch(n)) => Some((p as u8, *n)),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Breadth-first distances (in switch hops) to `target` and the switches
+/// in the order they were reached.
+struct Bfs {
+    target: usize,
+    dist: Vec<u32>,
+    order: Vec<usize>,
+}
+
+impl Bfs {
+    fn new(switches: usize) -> Self {
+        Bfs { target: usize::MAX, dist: vec![UNREACHED; switches], order: Vec::with_capacity(switches) }
+    }
+
+    fn run(&mut self, adj: &[Vec<(u8, usize)>], target: usize) {
+        if self.target == target {
+            return;
+        }
+        self.target = target;
+        self.dist.fill(UNREACHED);
+        self.order.clear();
+        self.dist[target] = 0;
+        self.order.push(target);
+        let mut head = 0;
+        while head < self.order.len() {
+            let x = self.order[head];
+            head += 1;
+            for &(_, y) in &adj[x] {
+                if self.dist[y] == UNREACHED {
+                    self.dist[y] = self.dist[x] + 1;
+                    self.order.push(y);
+                }
+            }
+        }
+    }
+}
+
+/// The destinations in routing order: each LID-carrying port with its
+/// LIDs, ports in LID order or shuffled by `seed`.
+fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
+    let mut ports: Vec<(PortRef, Vec<u16>)> = fabric
+        .end_ports()
+        .map(|(at, p)| (at, (0..p.lid_count()).map(|k| p.lid + k as u16).collect()))
+        .collect();
+    ports.sort_by_key(|(_, lids)| lids[0]);
+    if seed != 0 {
+        Rng::new(seed).shuffle(&mut ports);
+    }
+    ports
+}
+
+pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
+    let opts = &config.pssp;
+    let adj = neighbours(fabric);
+    let switches = adj.len();
+    if switches == 0 {
+        return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
+    }
+    let mut offset = Vec::with_capacity(switches + 1);
+    let mut channels = 0usize;
+    for &n in fabric.switches() {
+        offset.push(channels);
+        channels += fabric.node(n).port_slots();
+    }
+    // Source hosts per switch: the traffic a tree edge carries per LID.
+    let hosts: Vec<u64> = fabric
+        .switch_port_peers()
+        .iter()
+        .map(|ports| ports.iter().filter(|p| matches!(p, Some(Peer::Ca(_)))).count() as u64)
+        .collect();
+
+    let mut lfts = Routing::empty_lfts(fabric);
+    let mut load = vec![0u64; channels];
+    // Channels the current port's earlier LIDs use (stamp = port number + 1).
+    let mut used_stamp = vec![0u32; channels];
+    let mut bfs = Bfs::new(switches);
+    let mut cost = vec![0u64; switches];
+    let mut next = vec![NO_PATH; switches];
+    let mut acc = vec![0u64; switches];
+    let order = destinations(fabric, opts.seed);
+    let mut unreachable = 0usize;
+    for (k, (owner, lids)) in order.iter().enumerate() {
+        let Some(target_node) = fabric.lid_switch(lids[0]) else { continue };
+        let Some(t) = fabric.switch_index(target_node) else { continue };
+        let is_ca = !fabric.node(owner.node).is_switch();
+        let last_port = if is_ca {
+            fabric.port(*owner).and_then(|p| p.remote).map_or(NO_PATH, |r| r.port)
+        } else {
+            0
+        };
+        bfs.run(&adj, t);
+        let stamp = k as u32 + 1;
+        for &lid in lids {
+            // Least (reuse, load) path from every switch, nearest first.
+            cost[t] = 0;
+            for &s in &bfs.order[1..] {
+                let d = bfs.dist[s];
+                let mut best = (u64::MAX, NO_PATH);
+                for &(p, n) in &adj[s] {
+                    if bfs.dist[n] + 1 != d {
+                        continue;
+                    }
+                    let c = offset[s] + p as usize;
+                    let reuse = u64::from(used_stamp[c] == stamp) << 40;
+                    let key = cost[n] + reuse + load[c];
+                    if key < best.0 {
+                        best = (key, p);
+                    }
+                }
+                cost[s] = best.0;
+                next[s] = best.1;
+            }
+            for s in 0..switches {
+                lfts[s][lid as usize] = if s == t {
+                    last_port
+                } else if bfs.dist[s] == UNREACHED {
+                    NO_PATH
+                } else {
+                    next[s]
+                };
+            }
+            unreachable += switches - bfs.order.len();
+            // Every host behind a tree edge sends to this LID through it.
+            for &s in &bfs.order {
+                acc[s] = if is_ca { hosts[s] } else { 0 };
+            }
+            for &s in bfs.order[1..].iter().rev() {
+                let p = next[s];
+                let c = offset[s] + p as usize;
+                load[c] += acc[s];
+                used_stamp[c] = stamp;
+                if let Some(&(_, n)) = adj[s].iter().find(|(q, _)| *q == p) {
+                    acc[n] += acc[s];
+                }
+            }
+        }
+    }
+    if unreachable > 0 {
+        log::warn!("{NAME}: the switches are not all connected; {unreachable} (switch, LID) pairs have no route");
+    }
+    let max_load = load.iter().max().copied().unwrap_or(0);
+    let lid_order: Vec<u16> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
+    let routing = layered(fabric, lfts, &lid_order, opts)?;
+    log::info!(
+        "{NAME}: {} LIDs routed on minimal paths, edge forwarding index {max_load}, {} SLs/VLs",
+        lid_order.len(),
+        routing.vls_needed()
+    );
+    Ok(routing)
+}
+
+/// SL i on VL i for the first `layers` SLs, VL 0 for the rest.
+fn layer_table(layers: u8) -> SlVlTable {
+    std::array::from_fn(|sl| if sl < layers as usize { sl as u8 } else { 0 })
+}
+
+/// Applies the deadlock-removal pass (when on) and builds the routing.
+fn layered(fabric: &Fabric, lfts: Vec<Vec<u8>>, lid_order: &[u16], opts: &PsspConfig) -> Result<Routing, Error> {
+    let flat = |lfts| Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) };
+    if !opts.deadlock_removal {
+        log::warn!("{NAME}: deadlock removal is off (pssp.deadlock_removal FALSE): the routing may have credit loops");
+        return Ok(flat(lfts));
+    }
+    let budget = fabric.vl_budget();
+    let mut max_layers = budget.usable();
+    if opts.max_vls > 0 {
+        if opts.max_vls > max_layers {
+            log::warn!(
+                "{NAME}: pssp.max_vls {} is more than the {} VLs available ({}); using {}",
+                opts.max_vls,
+                max_layers,
+                budget.limited_by,
+                max_layers
+            );
+        }
+        max_layers = max_layers.min(opts.max_vls);
+    }
+    let layer_opts = LayerOptions { max_layers, balance: opts.balance_vls, best_effort: opts.best_effort };
+    let layering = assign_layers(fabric, &lfts, lid_order, &layer_opts).map_err(|e| match e {
+        LayeringError::OutOfLayers { .. } => {
+            let why = if !budget.sl2vl_programmed {
+                "OpenSM programs SL2VL tables only with QoS on: set `qos TRUE` in opensm.conf".to_string()
+            } else if opts.max_vls > 0 && opts.max_vls < budget.usable() {
+                format!("pssp.max_vls is {}: raise it (the fabric offers {})", opts.max_vls, budget.usable())
+            } else {
+                format!("the limit comes from {}", budget.limited_by)
+            };
+            Error::declined(
+                NAME,
+                format!("{e}; {why}, or set pssp.best_effort TRUE to route anyway without deadlock freedom"),
+            )
+        }
+        LayeringError::Undeliverable { switch, dlid } => Error::declined(
+            NAME,
+            format!(
+                "internal error: the computed tables do not deliver LID {dlid} from {}",
+                describe(fabric.node(fabric.switches()[switch]))
+            ),
+        ),
+    })?;
+    if layering.unplaced_paths > 0 {
+        log::error!(
+            "{NAME}: BEST EFFORT: {} of {} paths fit in no virtual layer and share the last one; \
+             this routing is NOT guaranteed deadlock-free (pssp.best_effort is TRUE)",
+            layering.unplaced_paths,
+            layering.paths
+        );
+    }
+    log::info!(
+        "{NAME}: deadlock removal needed {} virtual layers, paths spread over {}",
+        layering.layers_needed,
+        layering.layers_used
+    );
+    if layering.layers_used <= 1 {
+        return Ok(flat(lfts));
+    }
+    let table = layer_table(layering.layers_used);
+    let mut sl2vl = Sl2Vl::new(fabric, table);
+    for sl in 0..NUM_SLS as u8 {
+        sl2vl.set_ca(sl, table[sl as usize]);
+    }
+    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(layering.sls) })
+}
