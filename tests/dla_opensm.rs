@@ -4,18 +4,15 @@
 
 mod harness;
 
-use std::collections::HashMap;
-use std::process::Command;
 use std::time::Duration;
 
+use harness::readback::{ibdmchk, read_back, sl2vl_rows};
 use harness::{OpenSm, Sim};
 use osmroute_core::analysis::paths::trace;
-use osmroute_core::fabric::{NodeKind, PortRef};
+use osmroute_core::fabric::PortRef;
 use osmroute_core::gen::{self, dragonfly};
 use osmroute_core::io::netfile;
-use osmroute_core::routing::{PathSl, Routing};
 use osmroute_core::topology::dragonfly::discover_groups;
-use osmroute_core::Fabric;
 
 const ROUTED: &str = "dla tables configured on all switches";
 const UP: &str = "SUBNET UP";
@@ -31,91 +28,6 @@ fn net_of(params: &dragonfly::Params, shuffle_seed: u64) -> String {
 
 fn timeout_for(net: &str) -> Duration {
     Duration::from_secs(120 + net.lines().count() as u64 / 50)
-}
-
-/// (node GUID, LID) of every switch, as `ibswitches` reports them.
-fn switches(sim: &Sim) -> Vec<(u64, u16)> {
-    sim.tool("ibswitches", &[])
-        .lines()
-        .filter_map(|l| {
-            let words: Vec<&str> = l.split_whitespace().collect();
-            let guid = u64::from_str_radix(words.get(2)?.trim_start_matches("0x"), 16).ok()?;
-            let lid = words.iter().position(|w| *w == "lid").and_then(|i| words.get(i + 1))?.parse().ok()?;
-            Some((guid, lid))
-        })
-        .collect()
-}
-
-/// The fabric of `net` with the LIDs OpenSM assigned, and the LFTs read back
-/// from every simulated switch with `ibroute`.
-fn read_back(sim: &Sim, net: &str) -> (Fabric, Routing) {
-    let mut b = netfile::read(net).expect("our own net file parses");
-    let mut port_by_guid = HashMap::new();
-    for (id, n) in b.nodes().iter().enumerate() {
-        for (num, p) in n.ports.iter().enumerate() {
-            if let Some(p) = p {
-                let end_port = if n.kind == NodeKind::Switch { num == 0 } else { num > 0 };
-                if end_port {
-                    port_by_guid.insert(p.guid, PortRef::new(id, num as u8));
-                }
-            }
-        }
-    }
-    let mut tables: HashMap<u64, Vec<(u16, u8)>> = HashMap::new();
-    for (guid, lid) in switches(sim) {
-        let mut entries = Vec::new();
-        for line in sim.tool("ibroute", &[&lid.to_string()]).lines() {
-            // 0x0001 003 : (Channel Adapter portguid 0x0000000000100001: 'h0')
-            let words: Vec<&str> = line.split_whitespace().collect();
-            let (Some(l), Some(port)) = (words.first(), words.get(1)) else { continue };
-            let (Some(l), Ok(port)) = (l.strip_prefix("0x"), port.parse::<u8>()) else { continue };
-            let Ok(l) = u16::from_str_radix(l, 16) else { continue };
-            entries.push((l, port));
-            let owner = words.iter().position(|w| *w == "portguid").and_then(|i| words.get(i + 1));
-            if let Some(g) = owner.and_then(|g| u64::from_str_radix(g.trim_end_matches(':').trim_start_matches("0x"), 16).ok()) {
-                if let Some(&at) = port_by_guid.get(&g) {
-                    b.set_lid(at, l, 0).expect("port exists");
-                }
-            }
-        }
-        tables.insert(guid, entries);
-    }
-    let fabric = b.build().expect("read-back LIDs are consistent");
-    let mut lfts = Routing::empty_lfts(&fabric);
-    for (si, &node) in fabric.switches().iter().enumerate() {
-        let entries = tables.get(&fabric.node(node).guid).expect("ibswitches lists every switch");
-        for &(lid, port) in entries {
-            if let Some(slot) = lfts[si].get_mut(lid as usize) {
-                *slot = port;
-            }
-        }
-    }
-    (fabric, Routing { engine: "read back".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) })
-}
-
-/// SL2VL rows of `smpquery sl2vl LID OUT`: (in-port, VL per SL).
-fn sl2vl_rows(sim: &Sim, lid: u16, out: u8) -> Vec<(u8, Vec<u8>)> {
-    sim.tool("smpquery", &["sl2vl", &lid.to_string(), &out.to_string()])
-        .lines()
-        .filter_map(|l| {
-            // ports: in  6, out  5: | 1| 1| ... |
-            let rest = l.strip_prefix("ports: in")?;
-            let (inp, rest) = rest.split_once(',')?;
-            let (_, vls) = rest.split_once(':')?;
-            let vls: Vec<u8> = vls.split('|').filter_map(|v| v.trim().parse().ok()).collect();
-            Some((inp.trim().parse().ok()?, vls))
-        })
-        .collect()
-}
-
-fn ibdmchk(dir: &std::path::Path, extra: &[&str]) -> String {
-    let out = Command::new("ibdmchk")
-        .current_dir(dir)
-        .args(["-s", "opensm-subnet.lst", "-f", "opensm.fdbs", "-m", "opensm.mcfdbs"])
-        .args(extra)
-        .output()
-        .expect("run ibdmchk (install ibutils)");
-    String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
 
 fn assert_routed_cleanly(osm: &OpenSm) {
@@ -135,7 +47,7 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
     osm.wait_for(UP, timeout_for(&net));
     assert_routed_cleanly(&osm);
 
-    let (fabric, routing) = read_back(&sim, &net);
+    let (fabric, routing) = read_back(&sim, &net, 0);
     assert_eq!(fabric.switches().len(), a * g);
     let groups = discover_groups(&fabric.switch_adjacency()).expect("the generated fabric is a Dragonfly");
     let ca_lids: Vec<u16> = fabric.lids().filter(|(_, o)| !fabric.node(o.node).is_switch()).map(|(l, _)| l).collect();

@@ -24,6 +24,8 @@
 
 #![allow(dead_code)]
 
+pub mod readback;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};

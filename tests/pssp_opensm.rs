@@ -1,0 +1,218 @@
+//! `routing_engine pssp` in the distribution's OpenSM on ibsim: minimal
+//! paths read back from the simulated switches, credit-loop freedom by
+//! ibdmchk and by `osmroute check` on the plugin's path-SL and SL2VL files,
+//! path SLs as the SA hands them out, LMC multipath, and the refusals.
+
+mod harness;
+
+use std::collections::VecDeque;
+use std::process::Command;
+use std::time::Duration;
+
+use harness::readback::{ibdmchk, read_back, sl2vl_rows, switches};
+use harness::{build_dir, OpenSm, Sim};
+use osmroute_core::analysis::paths::trace;
+use osmroute_core::Fabric;
+
+const ROUTED: &str = "pssp tables configured on all switches";
+const UP: &str = "SUBNET UP";
+
+/// `osmroute gen FAMILY... --shuffle-ports` as net-file text.
+fn generate(family: &[&str]) -> String {
+    let out = Command::new(build_dir().join("osmroute"))
+        .arg("gen")
+        .args(family)
+        .args(["--shuffle-ports", "--seed", "5"])
+        .output()
+        .expect("run osmroute gen");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("net file text")
+}
+
+fn timeout_for(net: &str) -> Duration {
+    Duration::from_secs(120 + net.lines().count() as u64 / 50)
+}
+
+/// Switch-to-switch hop distances.
+fn distances(f: &Fabric) -> Vec<Vec<usize>> {
+    let adj = f.switch_adjacency();
+    (0..adj.len())
+        .map(|s| {
+            let mut d = vec![usize::MAX; adj.len()];
+            d[s] = 0;
+            let mut q = VecDeque::from([s]);
+            while let Some(x) = q.pop_front() {
+                for &(_, y, _) in &adj[x] {
+                    if d[y] == usize::MAX {
+                        d[y] = d[x] + 1;
+                        q.push_back(y);
+                    }
+                }
+            }
+            d
+        })
+        .collect()
+}
+
+fn assert_no_errors(osm: &OpenSm) {
+    let log = osm.log();
+    let errors: Vec<&str> = log.lines().filter(|l| l.contains("ERR")).collect();
+    assert!(errors.is_empty(), "ERR lines in OpenSM's log: {errors:#?}");
+}
+
+/// SL of the path record the SA returns for slid -> dlid.
+fn sa_path_sl(sim: &Sim, slid: u16, dlid: u16) -> Option<u8> {
+    let out = sim.tool("saquery", &["-p", "--src-to-dst", &format!("{slid}:{dlid}")]);
+    let line = out.lines().find(|l| l.trim_start().starts_with("sl."))?;
+    u8::from_str_radix(line.rsplit("0x").next()?.trim(), 16).ok()
+}
+
+/// Routes `net` with pssp and checks everything the issue asks of a routed
+/// fabric. Returns the run (for more checks) and the read-back routing.
+fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_core::Routing) {
+    let mut sim = Sim::start(name, net);
+    let lmc_line = format!("lmc {lmc}");
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE", &lmc_line], &[]);
+    osm.wait_for(UP, timeout_for(net));
+    assert!(osm.log().contains(ROUTED), "pssp did not configure the tables");
+    assert_no_errors(&osm);
+
+    // Minimal paths for every CA port and every LID of every other CA.
+    let (fabric, routing) = read_back(&sim, net, lmc);
+    let dist = distances(&fabric);
+    let cas: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.lid, p.lid_count())).collect();
+    assert_eq!(cas.len(), fabric.cas().count(), "every CA got a LID");
+    for &(src, _, _) in &cas {
+        let from = fabric.switch_index(fabric.port(src).unwrap().remote.unwrap().node).unwrap();
+        for &(dst, base, count) in &cas {
+            if dst.node == src.node {
+                continue;
+            }
+            let to = fabric.switch_index(fabric.port(dst).unwrap().remote.unwrap().node).unwrap();
+            for lid in base..base + count as u16 {
+                let path = trace(&fabric, &routing, src, lid).unwrap_or_else(|e| panic!("{src:?} -> LID {lid}: {e}"));
+                assert_eq!(path.len() - 1, dist[from][to], "{src:?} -> LID {lid} is not minimal");
+            }
+        }
+    }
+
+    // Credit loops: ibdmchk and osmroute check on the plugin's files.
+    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
+    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    let out = Command::new(build_dir().join("osmroute"))
+        .args(["check", osm.dir.to_str().unwrap(), "--patterns", "100", "--lmc", &lmc.to_string()])
+        .output()
+        .expect("run osmroute check");
+    let check = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{check}");
+    assert!(check.contains("osmroute-switch-sl.txt") && check.contains("credit loops: none"), "{check}");
+
+    // The SLs OpenSM's SA hands out are the layers in the dump.
+    let dump = osm.file("osmroute-path-sl.txt");
+    let guid_lid: std::collections::HashMap<u64, u16> =
+        cas.iter().map(|&(at, lid, _)| (fabric.node(at.node).guid, lid)).collect();
+    let mut sls_seen = std::collections::BTreeSet::new();
+    for line in dump.lines().step_by(dump.lines().count() / 12 + 1) {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let guid = u64::from_str_radix(w[0].trim_start_matches("0x"), 16).unwrap();
+        let (dlid, sl): (u16, u8) = (w[1].parse().unwrap(), w[2].parse().unwrap());
+        assert_eq!(sa_path_sl(&sim, guid_lid[&guid], dlid), Some(sl), "SA path record {line}");
+        sls_seen.insert(sl);
+    }
+    assert!(!sls_seen.is_empty());
+
+    // SL2VL on a switch read back: SL i on VL i for every layer in use.
+    let layers = check
+        .lines()
+        .find_map(|l| l.strip_prefix("SLs used: "))
+        .map(|l| l.split(';').next().unwrap().matches(',').count() + 1)
+        .expect("SLs line");
+    let (_, lid) = switches(&sim)[0];
+    for (_, vls) in sl2vl_rows(&sim, lid, 1) {
+        for (sl, &vl) in vls.iter().enumerate().take(layers) {
+            assert_eq!(vl as usize, sl, "SL {sl} -> VL {vl}");
+        }
+    }
+    (sim, osm, fabric, routing)
+}
+
+#[test]
+fn pssp_on_a_dragonfly() {
+    let net = generate(&["dragonfly", "--a", "4", "--h", "2", "--p", "2"]);
+    check_pssp("psspdf", &net, 0);
+}
+
+#[test]
+fn pssp_on_a_slim_fly() {
+    let net = generate(&["slimfly", "--q", "5", "--p", "1"]);
+    check_pssp("psspsf", &net, 0);
+}
+
+#[test]
+fn pssp_on_a_torus_needs_and_gets_several_layers() {
+    let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
+    let (_sim, osm, _, _) = check_pssp("pssptorus", &net, 0);
+    let layers = osm.lines_with("pssp: deadlock removal needed");
+    assert!(layers.iter().any(|l| !l.contains("needed 1 virtual")), "{layers:?}");
+}
+
+/// With LMC 1 every LID is routed, and the two LIDs of a port take
+/// different paths where the HyperX offers several.
+#[test]
+fn pssp_with_lmc_spreads_the_lids_of_a_port() {
+    let net = generate(&["hyperx", "--dims", "3,3", "--p", "1"]);
+    let (_sim, _osm, fabric, routing) = check_pssp("psspLmc", &net, 1);
+    let mut differing = 0;
+    for (at, p) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
+        assert_eq!(p.lid_count(), 2, "{at:?}");
+        for lft in &routing.lfts {
+            if lft[p.lid as usize] != lft[p.lid as usize + 1] {
+                differing += 1;
+            }
+        }
+    }
+    assert!(differing > fabric.cas().count(), "only {differing} (switch, port) entries differ between a port's LIDs");
+}
+
+#[test]
+fn pssp_declines_without_qos_when_layers_are_needed() {
+    let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
+    let mut sim = Sim::start("psspnoqos", &net);
+    let osm = sim.opensm(&["routing_engine pssp,minhop", "qos FALSE"], &[]);
+    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    let declines = osm.lines_with("ERR osmroute: pssp declines");
+    assert_eq!(declines.len(), 1, "{declines:#?}");
+    assert!(declines[0].contains("set `qos TRUE`") && declines[0].contains("pssp.best_effort"), "{}", declines[0]);
+}
+
+#[test]
+fn pssp_max_vls_too_low_declines_naming_the_option() {
+    let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
+    let mut sim = Sim::start("psspmaxvl", &net);
+    let conf = sim.dir.join("osmroute.conf");
+    std::fs::write(&conf, "pssp.max_vls 1\n").expect("write config");
+    let conf_s = conf.display().to_string();
+    let osm = sim.opensm(&["routing_engine pssp,minhop", "qos TRUE"], &[("OSMROUTE_CONFIG", &conf_s)]);
+    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    let declines = osm.lines_with("ERR osmroute: pssp declines");
+    assert_eq!(declines.len(), 1, "{declines:#?}");
+    assert!(declines[0].contains("pssp.max_vls is 1"), "{}", declines[0]);
+}
+
+/// Best effort routes anyway, says so loudly, and ibdmchk confirms the
+/// credit loops it warned about.
+#[test]
+fn pssp_best_effort_routes_with_a_loud_warning() {
+    let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
+    let mut sim = Sim::start("psspbest", &net);
+    let conf = sim.dir.join("osmroute.conf");
+    std::fs::write(&conf, "pssp.best_effort TRUE\n").expect("write config");
+    let conf_s = conf.display().to_string();
+    let osm = sim.opensm(&["routing_engine pssp", "qos FALSE"], &[("OSMROUTE_CONFIG", &conf_s)]);
+    osm.wait_for(UP, timeout_for(&net));
+    assert!(osm.log().contains(ROUTED));
+    let warnings = osm.lines_with("NOT guaranteed deadlock-free");
+    assert_eq!(warnings.len(), 1, "{:#?}", osm.lines_with("osmroute"));
+    let report = ibdmchk(&osm.dir, &[]);
+    assert!(report.contains("Found credit loop"), "ibdmchk: {report}");
+}
