@@ -97,6 +97,9 @@ pub fn run(args: Args) -> crate::CmdResult {
             s.ebb_patterns, s.ebb_seed
         );
     }
+    for a in &s.assumptions {
+        println!("assumed: {a}");
+    }
     println!("SLs used: {:?}; VLs used: {:?}", s.sls_used, s.vls_used);
     match &s.credit_loop {
         None => println!("credit loops: none ({} channel dependencies)", s.dependencies),

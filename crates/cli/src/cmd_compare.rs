@@ -17,6 +17,15 @@ pub struct Args {
     measure: Measure,
 }
 
+/// Marks figures that rest on assumptions (see the footnote).
+fn assumed(s: &Summary) -> &'static str {
+    if s.assumptions.is_empty() {
+        ""
+    } else {
+        "*"
+    }
+}
+
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
 }
@@ -34,9 +43,10 @@ fn rows() -> Vec<(&'static str, fn(&Summary) -> String)> {
         ("edge forwarding index", |s| s.edge_forwarding_index.to_string()),
         ("avg channel load", |s| format!("{:.1}", s.avg_channel_load)),
         ("EBB", |s| opt(s.ebb.map(|e| format!("{e:.4}")))),
-        ("SLs used", |s| s.sls_used.len().to_string()),
-        ("VLs used", |s| s.vls_used.len().to_string()),
-        ("credit loops", |s| if s.credit_loop.is_some() { "FOUND".into() } else { "none".into() }),
+        ("VLs needed (OpenSM log)", |s| opt(s.vls_needed_by_log)),
+        ("SLs used", |s| s.sls_used.len().to_string() + assumed(s)),
+        ("VLs used", |s| s.vls_used.len().to_string() + assumed(s)),
+        ("credit loops", |s| (if s.credit_loop.is_some() { "FOUND" } else { "none" }).to_string() + assumed(s)),
     ]
 }
 
@@ -70,6 +80,11 @@ pub fn run(args: Args) -> crate::CmdResult {
     println!("{}", line("", &headers));
     for (name, cells) in &table {
         println!("{}", line(name, cells));
+    }
+    for (header, s) in headers.iter().zip(&summaries) {
+        if !s.assumptions.is_empty() {
+            println!("* {header}: {}", s.assumptions.join("; "));
+        }
     }
     if let Some(seed) = summaries.first().map(|s| s.ebb_seed) {
         println!("(EBB over {} random bisections, seed {seed}, the same for every column)", args.measure.patterns);

@@ -8,6 +8,16 @@
 pub struct RoutingPass {
     pub engine: Option<String>,
     pub seconds: Option<f64>,
+    /// VLs the engine said deadlock freedom needs (dfsssp's "Virtual Lanes
+    /// needed", pssp's "deadlock removal needed N virtual layers").
+    pub vls_needed: Option<u8>,
+}
+
+/// The number after `marker` on the first line that has it.
+fn number_after(log: &str, marker: &str) -> Option<u8> {
+    let line = log.lines().find(|l| l.contains(marker))?;
+    let rest = &line[line.find(marker)? + marker.len()..];
+    rest.split_whitespace().next()?.parse().ok()
 }
 
 /// Seconds since midnight of a log line (`Nov 23 07:47:24 800453 [...] ...`).
@@ -34,7 +44,8 @@ pub fn first_routing_pass(log: &str) -> RoutingPass {
         (Some(a), Some(b)) => Some(if b >= a { b - a } else { b + 86_400.0 - a }),
         _ => None,
     };
-    RoutingPass { engine, seconds }
+    let vls_needed = number_after(log, "Virtual Lanes needed: ").or_else(|| number_after(log, "deadlock removal needed "));
+    RoutingPass { engine, seconds, vls_needed }
 }
 
 #[cfg(test)]
@@ -49,8 +60,16 @@ mod tests {
         assert_eq!(pass.engine.as_deref(), Some("minhop"));
         assert!((pass.seconds.unwrap() - 1.300453).abs() < 1e-6);
         let no_verbose = first_routing_pass(log.lines().nth(1).unwrap());
-        assert_eq!(no_verbose, RoutingPass { engine: Some("minhop".into()), seconds: None });
+        assert_eq!(no_verbose, RoutingPass { engine: Some("minhop".into()), ..RoutingPass::default() });
         assert_eq!(first_routing_pass(""), RoutingPass::default());
+    }
+
+    #[test]
+    fn reads_the_vls_an_engine_needed() {
+        let dfsssp = "x 0x02 -> dfsssp_remove_deadlocks: Virtual Lanes needed: 4\n";
+        assert_eq!(first_routing_pass(dfsssp).vls_needed, Some(4));
+        let pssp = "x 0x02 -> osmroute: pssp: deadlock removal needed 3 virtual layers, paths spread over 8\n";
+        assert_eq!(first_routing_pass(pssp).vls_needed, Some(3));
     }
 
     #[test]

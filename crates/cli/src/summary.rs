@@ -9,6 +9,9 @@ use osmroute_core::analysis::report::analyze;
 use osmroute_core::fabric::{describe, Peer};
 use serde::Serialize;
 
+use osmroute_core::dumps::switch_sl::SWITCH_SL_FILE;
+use osmroute_core::dumps::{PATH_SL_FILE, SL2VL_FILE};
+
 use crate::load::Loaded;
 use crate::osm_log;
 
@@ -27,6 +30,11 @@ pub struct Summary {
     pub engine: Option<String>,
     /// OpenSM's routing interval from its log (needs log flag 0x04).
     pub routing_seconds: Option<f64>,
+    /// VLs the engine said it needed, from OpenSM's log.
+    pub vls_needed_by_log: Option<u8>,
+    /// What the analysis had to assume for lack of files (the SL and VL
+    /// figures and the credit-loop verdict rest on these).
+    pub assumptions: Vec<String>,
     pub switches: usize,
     pub cas: usize,
     pub lids: usize,
@@ -51,6 +59,19 @@ pub struct Summary {
     pub dependencies: usize,
     /// One credit loop as "switch port VL" hops, when there is one.
     pub credit_loop: Option<Vec<String>>,
+}
+
+/// What is assumed when the path-SL or SL2VL files are missing.
+fn assumptions(sources: &[String]) -> Vec<String> {
+    let has = |name: &str| sources.iter().any(|s| s == name);
+    let mut out = Vec::new();
+    if !has(PATH_SL_FILE) && !has(SWITCH_SL_FILE) {
+        out.push(format!("no {PATH_SL_FILE} or {SWITCH_SL_FILE}: every path assumed on SL 0"));
+    }
+    if !has(SL2VL_FILE) {
+        out.push(format!("no {SL2VL_FILE}: every SL assumed on VL 0"));
+    }
+    out
 }
 
 impl Summary {
@@ -81,6 +102,8 @@ impl Summary {
             sources: loaded.sources.clone(),
             engine: pass.engine,
             routing_seconds: pass.seconds,
+            vls_needed_by_log: pass.vls_needed,
+            assumptions: assumptions(&loaded.sources),
             switches: fabric.switches().len(),
             cas: fabric.cas().count(),
             lids: fabric.lids().count(),

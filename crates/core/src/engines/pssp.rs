@@ -82,13 +82,42 @@ impl Bfs {
 }
 
 /// The destinations in routing order: each LID-carrying port with its
-/// LIDs, ports in LID order or shuffled by `seed`.
+/// LIDs, switches' own LIDs last, shuffled instead when `seed` is not 0.
+///
+/// In direct networks (every switch has hosts: Dragonfly, Slim Fly,
+/// HyperX, tori) the ports go round-robin over the switches (the first
+/// port behind every switch, then the second, ...), so consecutive trees
+/// end at different switches and load spreads over the global channels.
+/// In indirect networks (fat trees: switches without hosts) the ports of
+/// one leaf go consecutively, so that their trees fan out over the upper
+/// switches, as fat-tree routing does. Either way the order does not hinge
+/// on how the SM numbered the LIDs. (Measured with `.ci/bench-pssp`: each
+/// order is clearly better on its own kind of network.)
 fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
-    let mut ports: Vec<(PortRef, Vec<u16>)> = fabric
+    let mut ports: Vec<(usize, usize, PortRef, Vec<u16>)> = Vec::new();
+    let mut seen_behind = vec![0usize; fabric.switches().len()];
+    let mut by_lid: Vec<(PortRef, Vec<u16>)> = fabric
         .end_ports()
         .map(|(at, p)| (at, (0..p.lid_count()).map(|k| p.lid + k as u16).collect()))
         .collect();
-    ports.sort_by_key(|(_, lids)| lids[0]);
+    by_lid.sort_by_key(|(_, lids)| lids[0]);
+    for (at, lids) in by_lid {
+        let Some(sw) = fabric.lid_switch(lids[0]).and_then(|n| fabric.switch_index(n)) else { continue };
+        let rank = if fabric.node(at.node).is_switch() {
+            usize::MAX
+        } else {
+            seen_behind[sw] += 1;
+            seen_behind[sw]
+        };
+        ports.push((rank, sw, at, lids));
+    }
+    let direct = seen_behind.iter().all(|&n| n > 0);
+    if direct {
+        ports.sort_by_key(|&(rank, sw, _, _)| (rank, sw));
+    } else {
+        ports.sort_by_key(|&(rank, sw, _, _)| (rank == usize::MAX, sw, rank));
+    }
+    let mut ports: Vec<(PortRef, Vec<u16>)> = ports.into_iter().map(|(_, _, at, lids)| (at, lids)).collect();
     if seed != 0 {
         Rng::new(seed).shuffle(&mut ports);
     }
@@ -142,7 +171,10 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
             for &s in &bfs.order[1..] {
                 let d = bfs.dist[s];
                 let mut best = (u64::MAX, NO_PATH);
-                for &(p, n) in &adj[s] {
+                // Equal costs go to the first candidate met; starting the
+                // scan at a LID-dependent neighbour spreads the ties.
+                let (here, start) = (&adj[s], lid as usize);
+                for &(p, n) in here.iter().cycle().skip(start % here.len().max(1)).take(here.len()) {
                     if bfs.dist[n] + 1 != d {
                         continue;
                     }
