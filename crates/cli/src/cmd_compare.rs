@@ -30,8 +30,10 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
 }
 
-/// The table's rows: a metric's name and its value for one routing.
-fn rows() -> Vec<(&'static str, fn(&Summary) -> String)> {
+/// A table row: a metric's name and how to get its value for one routing.
+type Row = (&'static str, fn(&Summary) -> String);
+
+fn rows() -> Vec<Row> {
     vec![
         ("engine (OpenSM log)", |s| opt(s.engine.clone())),
         ("routing time [s]", |s| opt(s.routing_seconds.map(|t| format!("{t:.3}")))),

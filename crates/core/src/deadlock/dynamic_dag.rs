@@ -210,8 +210,8 @@ mod tests {
                         }
                     }
                 }
-                for x in 0..n {
-                    for &y in &adj[x] {
+                for (x, next) in adj.iter().enumerate() {
+                    for &y in next {
                         assert!(g.ord[x] < g.ord[y as usize], "order broken at {x}->{y}");
                     }
                 }

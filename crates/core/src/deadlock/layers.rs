@@ -165,13 +165,7 @@ impl Placer {
             return Some(preferred.unwrap_or(0)); // no dependency: fits anywhere
         }
         let from = preferred.unwrap_or(0);
-        let candidates = (from..self.max_layers).chain(0..from);
-        for layer in candidates {
-            if self.try_layer(layer, path) {
-                return Some(layer);
-            }
-        }
-        None
+        (from..self.max_layers).chain(0..from).find(|&layer| self.try_layer(layer, path))
     }
 }
 

@@ -139,11 +139,11 @@ mod tests {
         // Girth 5: no two switches share more than one neighbour, and
         // neighbours share none.
         let adj = f.switch_adjacency();
-        for a in 0..50 {
-            let na: Vec<usize> = adj[a].iter().map(|x| x.1).collect();
+        for (a, links) in adj.iter().enumerate() {
+            let na: Vec<usize> = links.iter().map(|x| x.1).collect();
             assert_eq!(na.len(), 7);
-            for b in a + 1..50 {
-                let common = adj[b].iter().filter(|x| na.contains(&x.1)).count();
+            for (b, other) in adj.iter().enumerate().skip(a + 1) {
+                let common = other.iter().filter(|x| na.contains(&x.1)).count();
                 assert!(common <= 1, "{a} {b}");
             }
         }
