@@ -1,7 +1,8 @@
 //! Every generator family through ibsim and the distribution's OpenSM
 //! (minhop): ibsim accepts the net file, OpenSM finds every node and routes
 //! every pair, `osmroute check` reads OpenSM's own dumps, and its
-//! credit-loop verdict agrees with ibdmchk's on the same files.
+//! credit-loop verdict agrees with ibdmchk's on the same files; what
+//! `ibnetdiscover` reports of the simulated fabric routes offline.
 
 mod harness;
 
@@ -53,6 +54,19 @@ fn route_with_minhop(name: &str, family: &[&str]) -> bool {
     assert!(report.contains("delivery: all routes arrive"), "{report}");
     let ours = report.contains("credit loops: FOUND");
     assert!(ours || report.contains("credit loops: none"), "{report}");
+
+    // ibnetdiscover's view of the simulated fabric routes offline too, with
+    // the LIDs OpenSM gave it.
+    let discovered = osm.dir.join("ibnetdiscover.txt");
+    std::fs::write(&discovered, sim.tool("ibnetdiscover", &[])).expect("write ibnetdiscover output");
+    let offline = osm.dir.join("offline");
+    let (code, summary) = osmroute(&[
+        "route", "--engine", "pssp", "--fabric", discovered.to_str().unwrap(), "-o", offline.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{summary}");
+    // "S switches, C CAs, L LIDs", as check read OpenSM's dumps.
+    let seen_by_opensm = report.lines().find_map(|l| l.strip_prefix("fabric: ")).expect("fabric line");
+    assert!(summary.contains(seen_by_opensm), "ibnetdiscover gives OpenSM's nodes and LIDs: {summary} vs {seen_by_opensm}");
 
     let out = Command::new("ibdmchk")
         .current_dir(&osm.dir)

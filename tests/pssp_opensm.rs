@@ -12,7 +12,10 @@ use std::time::Duration;
 use harness::readback::{ibdmchk, read_back, sl2vl_rows, switches};
 use harness::{build_dir, OpenSm, Sim};
 use osmroute_core::analysis::paths::trace;
-use osmroute_core::Fabric;
+use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
+use osmroute_core::io::guid2lid::Guid2Lid;
+use osmroute_core::io::netfile;
+use osmroute_core::{Config, Fabric};
 
 const ROUTED: &str = "pssp tables configured on all switches";
 const UP: &str = "SUBNET UP";
@@ -136,10 +139,31 @@ fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_
     (sim, osm, fabric, routing)
 }
 
+/// Also: an offline run on the same fabric with OpenSM's LIDs computes the
+/// very tables and path SLs the plugin gave OpenSM.
 #[test]
-fn pssp_on_a_dragonfly() {
+fn pssp_on_a_dragonfly_matches_an_offline_run() {
     let net = generate(&["dragonfly", "--a", "4", "--h", "2", "--p", "2"]);
-    check_pssp("psspdf", &net, 0);
+    let (_sim, osm, read_back_fabric, read) = check_pssp("psspdf", &net, 0);
+    // The fabric as an operator would rebuild it: the net file plus
+    // OpenSM's guid2lid cache.
+    let mut builder = netfile::read(&net).expect("net file");
+    let guid2lid = std::fs::read_to_string(osm.dir.join("cache/guid2lid")).expect("OpenSM's guid2lid");
+    Guid2Lid::read(&guid2lid).expect("guid2lid parses").apply(&mut builder).expect("every port in guid2lid");
+    let fabric = builder.build().expect("fabric");
+    assert_eq!(
+        fabric.lids().map(|(l, o)| (l, fabric.node(o.node).guid)).collect::<Vec<_>>(),
+        read_back_fabric.lids().map(|(l, o)| (l, read_back_fabric.node(o.node).guid)).collect::<Vec<_>>(),
+        "guid2lid gives the LIDs the switches route"
+    );
+    let offline = osmroute_core::engines::route("pssp", &fabric, &Config::default()).expect("offline pssp");
+    for (s, (ours, theirs)) in offline.lfts.iter().zip(&read.lfts).enumerate() {
+        for (lid, _) in fabric.lids() {
+            assert_eq!(ours[lid as usize], theirs[lid as usize], "switch #{s}, LID {lid}");
+        }
+    }
+    let dumped = switch_sl::read(&fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
+    assert_eq!(dumped, offline.path_sl, "path SLs");
 }
 
 #[test]

@@ -8,9 +8,9 @@
 //! - Any libibumad program (opensm, ibroute, smpquery, ibswitches) talks to
 //!   the simulation when run with `LD_PRELOAD=libumad2sim.so` and the same
 //!   `IBSIM_SOCKNAME`.
-//! - ibsim numbers GUIDs in file order: switches 0x200000 + n, HCAs
-//!   0x100000 + 2n (port GUID = node GUID + port); `io::netfile::read` does
-//!   the same, so a fabric read from the net file names nodes as the
+//! - ibsim numbers GUIDs in file order: switches 0x200000 + n, HCAs from
+//!   0x100000 with one GUID for the node and one per port (port GUID = node
+//!   GUID + port); `io::netfile::read` does the same, so a fabric read from the net file names nodes as the
 //!   simulation does.
 //! - umad2sim creates a fake sysfs tree `sys-PID/` in the working directory
 //!   of every program it is preloaded into: run them in the run directory.

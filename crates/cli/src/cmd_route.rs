@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use osmroute_core::config::Config;
 use osmroute_core::dumps::{ibdmchk, lfts, subnet_lst, LFTS_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE};
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
+use osmroute_core::io::guid2lid::Guid2Lid;
+use osmroute_core::io::ibnetdiscover;
 use osmroute_core::io::netfile;
 use osmroute_core::PathSl;
 
@@ -16,12 +18,17 @@ pub struct Args {
     /// Routing engine, as in OpenSM's `routing_engine`.
     #[arg(long)]
     engine: String,
-    /// ibsim net file.
+    /// ibsim net file, or `ibnetdiscover` output (recognised by its
+    /// GUID-named nodes; its LIDs are used).
     #[arg(long)]
     fabric: PathBuf,
-    /// LMC for CA ports (LIDs are assigned sequentially).
+    /// LMC for CA ports, with sequential LIDs (with --guid2lid the file's).
     #[arg(long, default_value_t = 0)]
     lmc: u8,
+    /// Take the LIDs from OpenSM's guid2lid cache file (in $OSM_CACHE_DIR,
+    /// default /var/cache/opensm) so the offline run reproduces a live one.
+    #[arg(long)]
+    guid2lid: Option<PathBuf>,
     /// osmroute.conf with engine options.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -32,8 +39,23 @@ pub struct Args {
 
 pub fn run(args: Args) -> crate::CmdResult {
     let text = std::fs::read_to_string(&args.fabric).map_err(|e| format!("cannot read {}: {e}", args.fabric.display()))?;
-    let mut builder = netfile::read(&text).map_err(|e| format!("{}: {e}", args.fabric.display()))?;
-    builder.assign_lids_sequential(args.lmc)?;
+    // ibnetdiscover names nodes by GUID ("S-0002c9...") and carries LIDs.
+    let discovered = text.contains("\"S-") && text.contains(" lid ");
+    let mut builder = if discovered {
+        ibnetdiscover::read(&text).map_err(|e| format!("{}: {e}", args.fabric.display()))?
+    } else {
+        netfile::read(&text).map_err(|e| format!("{}: {e}", args.fabric.display()))?
+    };
+    match &args.guid2lid {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let lids = Guid2Lid::read(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            // The file's LID ranges carry the LMC; --lmc does not apply.
+            lids.apply(&mut builder).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        None if discovered => {} // LIDs as discovered
+        None => builder.assign_lids_sequential(args.lmc)?,
+    }
     let fabric = builder.build()?;
     let config = match &args.config {
         Some(path) => {

@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
-use osmroute_core::dumps::{ibdmchk, lfts, subnet_lst, LFTS_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE};
+use osmroute_core::dumps::{
+    ibdmchk, lfts, osm_sl2vl, subnet_lst, LFTS_FILE, OSM_SL2VL_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE,
+};
 use osmroute_core::{Fabric, PathSl, Routing};
 
 pub struct Loaded {
@@ -36,12 +38,16 @@ pub fn load(dir: &Path, lmc: u8) -> Result<Loaded, String> {
     let tables = lfts::read(&need(LFTS_FILE)?).map_err(|e| e.to_string())?;
     let lfts = lfts::to_lfts(&fabric, &tables).map_err(|e| e.to_string())?;
     let mut sources = vec![SUBNET_FILE.to_string(), LFTS_FILE.to_string()];
-    let sl2vl = match read(dir, SL2VL_FILE)? {
-        Some(t) => {
-            sources.push(SL2VL_FILE.to_string());
-            Some(ibdmchk::read_sl2vl(&fabric, &t).map_err(|e| e.to_string())?)
-        }
-        None => None,
+    // The plugin's file says what our engine asked for; without it (OpenSM's
+    // own engines, or no plugin) OpenSM's dump says what OpenSM programmed.
+    let sl2vl = if let Some(t) = read(dir, SL2VL_FILE)? {
+        sources.push(SL2VL_FILE.to_string());
+        Some(ibdmchk::read_sl2vl(&fabric, &t).map_err(|e| e.to_string())?)
+    } else if let Some(t) = read(dir, OSM_SL2VL_FILE)? {
+        sources.push(OSM_SL2VL_FILE.to_string());
+        Some(osm_sl2vl::read(&fabric, &t).map_err(|e| e.to_string())?)
+    } else {
+        None
     };
     // The compact per-switch file says the same as the ibdmchk one when
     // both exist, and is far quicker to read.

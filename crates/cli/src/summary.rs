@@ -10,7 +10,7 @@ use osmroute_core::fabric::{describe, Peer};
 use serde::Serialize;
 
 use osmroute_core::dumps::switch_sl::SWITCH_SL_FILE;
-use osmroute_core::dumps::{PATH_SL_FILE, SL2VL_FILE};
+use osmroute_core::dumps::{OSM_SL2VL_FILE, PATH_SL_FILE, SL2VL_FILE};
 
 use crate::load::Loaded;
 use crate::osm_log;
@@ -68,8 +68,8 @@ fn assumptions(sources: &[String]) -> Vec<String> {
     if !has(PATH_SL_FILE) && !has(SWITCH_SL_FILE) {
         out.push(format!("no {PATH_SL_FILE} or {SWITCH_SL_FILE}: every path assumed on SL 0"));
     }
-    if !has(SL2VL_FILE) {
-        out.push(format!("no {SL2VL_FILE}: every SL assumed on VL 0"));
+    if !has(SL2VL_FILE) && !has(OSM_SL2VL_FILE) {
+        out.push(format!("no {SL2VL_FILE} or {OSM_SL2VL_FILE}: every SL assumed on VL 0"));
     }
     out
 }

@@ -99,7 +99,7 @@ fn compare_json_and_plots() {
     // Without its SL2VL file the second is judged on VL 0 only, and says so.
     assert_eq!(row("VLs used"), ["2", "1*"], "{table}");
     assert_eq!(row("credit loops"), ["none", "FOUND*"], "{table}");
-    assert!(table.contains("* flat: no osmroute-sl2vl.txt: every SL assumed on VL 0"), "{table}");
+    assert!(table.contains("* flat: no osmroute-sl2vl.txt or opensm-sl2vl.dump: every SL assumed on VL 0"), "{table}");
     assert_eq!(row("max hops"), ["3", "3"], "{table}");
 
     let out = osmroute(&["compare", with.to_str().unwrap(), without.to_str().unwrap(), "--patterns", "100", "--json"]);

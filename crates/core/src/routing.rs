@@ -16,6 +16,9 @@ pub type SlVlTable = [u8; NUM_SLS];
 /// The table that keeps every SL on VL 0.
 pub const ALL_VL0: SlVlTable = [0; NUM_SLS];
 
+/// Distinct tables an `Sl2Vl` holds (it refers to them by a byte).
+pub const MAX_TABLES: usize = 256;
+
 /// Per switch and (in-port, out-port), which SL-to-VL table applies.
 ///
 /// Tables are stored once in a palette and referenced by a byte per port
@@ -48,7 +51,7 @@ impl Sl2Vl {
         if let Some(i) = self.palette.iter().position(|t| *t == table) {
             return i as u8;
         }
-        assert!(self.palette.len() < 256, "more than 256 distinct SL2VL tables");
+        assert!(self.palette.len() < MAX_TABLES, "more than {MAX_TABLES} distinct SL2VL tables");
         self.palette.push(table);
         (self.palette.len() - 1) as u8
     }
@@ -56,12 +59,24 @@ impl Sl2Vl {
     /// Sets the table a switch applies to packets entering `in_port` and
     /// leaving `out_port`. Ports beyond the switch's port count are ignored.
     pub fn set_switch(&mut self, switch: usize, in_port: u8, out_port: u8, table: SlVlTable) {
+        if self.try_set_switch(switch, in_port, out_port, table).is_err() {
+            panic!("more than {MAX_TABLES} distinct SL2VL tables");
+        }
+    }
+
+    /// `set_switch` for tables read from files: an error instead of a
+    /// panic when a 257th distinct table would be needed.
+    pub fn try_set_switch(&mut self, switch: usize, in_port: u8, out_port: u8, table: SlVlTable) -> Result<(), String> {
+        if !self.palette.contains(&table) && self.palette.len() >= MAX_TABLES {
+            return Err(format!("more than {MAX_TABLES} distinct SL2VL tables; osmroute can analyse at most {MAX_TABLES}"));
+        }
         let idx = self.palette_index(table);
         let (ports, cells) = &mut self.switch_tables[switch];
         let (i, o) = (in_port as usize, out_port as usize);
         if i < *ports && o < *ports {
             cells[i * *ports + o] = idx;
         }
+        Ok(())
     }
 
     pub fn switch_table(&self, switch: usize, in_port: u8, out_port: u8) -> &SlVlTable {

@@ -68,23 +68,28 @@ impl std::fmt::Display for LayeringError {
 struct Channels {
     offset: Vec<u32>,
     peers: Vec<Vec<Option<Peer>>>,
+    count: usize,
 }
 
 impl Channels {
+    /// Channels are numbered in switch GUID order: the numbering seeds the
+    /// layers' topological orders, and the result must not depend on the
+    /// node order (the SM's and a net file's differ).
     fn new(fabric: &Fabric) -> Self {
         let peers = fabric.switch_port_peers();
-        let mut offset = Vec::with_capacity(peers.len());
+        let mut by_guid: Vec<usize> = (0..peers.len()).collect();
+        by_guid.sort_by_key(|&s| fabric.node(fabric.switches()[s]).guid);
+        let mut offset = vec![0u32; peers.len()];
         let mut total = 0u32;
-        for p in &peers {
-            offset.push(total);
-            total += p.len() as u32;
+        for s in by_guid {
+            offset[s] = total;
+            total += peers[s].len() as u32;
         }
-        offset.push(total);
-        Channels { offset, peers }
+        Channels { offset, peers, count: total as usize }
     }
 
     fn count(&self) -> usize {
-        *self.offset.last().unwrap_or(&0) as usize
+        self.count
     }
 }
 
@@ -180,7 +185,10 @@ pub fn assign_layers(fabric: &Fabric, lfts: &[Vec<u8>], order: &[u16], opts: &La
     let ch = Channels::new(fabric);
     let switches = fabric.switches().len();
     let is_source: Vec<bool> = (0..switches).map(|s| ch.peers[s].iter().any(|p| matches!(p, Some(Peer::Ca(_))))).collect();
-    let sources: Vec<usize> = (0..switches).filter(|&s| is_source[s]).collect();
+    // Sources by GUID: the result must not depend on the node order (the
+    // SM's and a net file's differ).
+    let mut sources: Vec<usize> = (0..switches).filter(|&s| is_source[s]).collect();
+    sources.sort_by_key(|&s| fabric.node(fabric.switches()[s]).guid);
     // The switch each channel leads to.
     let mut leads_to = vec![u32::MAX; ch.count()];
     for (s, ports) in ch.peers.iter().enumerate() {

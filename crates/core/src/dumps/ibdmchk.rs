@@ -100,7 +100,7 @@ pub fn read_sl2vl(fabric: &Fabric, text: &str) -> Result<crate::routing::Sl2Vl, 
             *b = u8::from_str_radix(w[3 + k].trim_start_matches("0x"), 16).map_err(|_| err())?;
         }
         let &si = by_guid.get(&guid).ok_or_else(|| super::DumpError::new(super::SL2VL_FILE, i + 1, format!("unknown switch {guid:#018x}")))?;
-        tables.set_switch(si, inp, out, unpack_sl2vl(&raw));
+        tables.try_set_switch(si, inp, out, unpack_sl2vl(&raw)).map_err(|m| super::DumpError::new(super::SL2VL_FILE, i + 1, m))?;
     }
     Ok(tables)
 }

@@ -3,6 +3,7 @@
 
 pub mod ibdmchk;
 pub mod lfts;
+pub mod osm_sl2vl;
 pub mod subnet_lst;
 pub mod switch_sl;
 
@@ -13,6 +14,9 @@ pub const PATH_SL_FILE: &str = "osmroute-path-sl.txt";
 pub const SL2VL_FILE: &str = "osmroute-sl2vl.txt";
 pub const SUBNET_FILE: &str = "opensm-subnet.lst";
 pub const LFTS_FILE: &str = "opensm-lfts.dump";
+/// OpenSM's own SL2VL dump (`-D 0x43` with `qos TRUE`); read when the
+/// plugin's `SL2VL_FILE` is absent.
+pub const OSM_SL2VL_FILE: &str = "opensm-sl2vl.dump";
 
 /// A dump that cannot be read: which file, which line, what was expected.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -94,7 +94,7 @@ impl Bfs {
 /// on how the SM numbered the LIDs. (Measured with `.ci/bench-pssp`: each
 /// order is clearly better on its own kind of network.)
 fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
-    let mut ports: Vec<(usize, usize, PortRef, Vec<u16>)> = Vec::new();
+    let mut ports: Vec<(usize, u64, PortRef, Vec<u16>)> = Vec::new();
     let mut seen_behind = vec![0usize; fabric.switches().len()];
     let mut by_lid: Vec<(PortRef, Vec<u16>)> = fabric
         .end_ports()
@@ -109,7 +109,9 @@ fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
             seen_behind[sw] += 1;
             seen_behind[sw]
         };
-        ports.push((rank, sw, at, lids));
+        // Switches by GUID, not by position: the SM's node order and a net
+        // file's differ, and offline runs must reproduce the plugin's.
+        ports.push((rank, fabric.node(fabric.switches()[sw]).guid, at, lids));
     }
     let direct = seen_behind.iter().all(|&n| n > 0);
     if direct {

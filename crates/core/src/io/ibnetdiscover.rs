@@ -4,13 +4,13 @@
 //!
 //! ```text
 //! switchguid=0x200001(200001)
-//! Switch	8 "S-0000000000200001"		# "s1" base port 0 lid 5 lmc 0
-//! [1]	"H-0000000000100000"[2](100002) 		# "h0" lid 6 4xSDR
-//! [5]	"S-0000000000200000"[5]		# "s0" lid 4 4xSDR
+//! Switch 8 "S-0000000000200001"  # "s1" base port 0 lid 5 lmc 0
+//! [1] "H-0000000000100000"[2](100002)   # "h0" lid 6 4xSDR
+//! [5] "S-0000000000200000"[5]  # "s0" lid 4 4xSDR
 //!
 //! caguid=0x100000
-//! Ca	2 "H-0000000000100000"		# "h0"
-//! [1](100001) 	"S-0000000000200000"[1]		# lid 2 lmc 1 "s0" lid 4 4xSDR
+//! Ca 2 "H-0000000000100000"  # "h0"
+//! [1](100001)  "S-0000000000200000"[1]  # lid 2 lmc 1 "s0" lid 4 4xSDR
 //! ```
 //!
 //! Each record is a header (`Switch`, `Ca` or `Rt`, the port count, a name
@@ -20,6 +20,7 @@
 //! line also names the port's own GUID in parentheses. Every cable is listed
 //! from both ends; the two must agree.
 //!
+//! (Fields are tab-separated in the real output; any whitespace is read.)
 //! Grouped output (`ibnetdiscover -g`) adds `[ext N]` after port numbers and
 //! chassis lines; both are read and ignored.
 
@@ -66,18 +67,27 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.trim();
-        let err = |message: String| IbnetdiscoverError { line: line_no, message };
+        let err = |message: String| IbnetdiscoverError {
+            line: line_no,
+            message,
+        };
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         let first = line.split_whitespace().next().unwrap_or("");
         if let Some(guids) = first.strip_prefix("switchguid=") {
-            switch_port_guid = guids.split_once('(').and_then(|(_, p)| hex(p.trim_end_matches(')')));
+            switch_port_guid = guids
+                .split_once('(')
+                .and_then(|(_, p)| hex(p.trim_end_matches(')')));
             continue;
         }
         // Other id lines (vendid=, devid=, sysimgguid=, caguid=, rtguid=)
         // and the chassis lines of grouped output say nothing we model.
-        if first.contains('=') || first == "Chassis" || first == "Non-Chassis" || first == "Hostname:" {
+        if first.contains('=')
+            || first == "Chassis"
+            || first == "Non-Chassis"
+            || first == "Hostname:"
+        {
             continue;
         }
         if line.starts_with('[') {
@@ -85,21 +95,33 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
             let (port, lid) = port_line(line).map_err(err)?;
             if let Some(guid) = port.guid {
                 if !b.node(node).is_switch() {
-                    b.port_mut(PortRef::new(node, port.port)).map_err(|e| err(e.to_string()))?.guid = guid;
+                    b.port_mut(PortRef::new(node, port.port))
+                        .map_err(|e| err(e.to_string()))?
+                        .guid = guid;
                 }
             }
             if let Some((lid, lmc)) = lid {
                 if !b.node(node).is_switch() {
-                    b.set_lid(PortRef::new(node, port.port), lid, lmc).map_err(|e| err(e.to_string()))?;
+                    b.set_lid(PortRef::new(node, port.port), lid, lmc)
+                        .map_err(|e| err(e.to_string()))?;
                     subnet_lmc = subnet_lmc.max(lmc);
                 }
             }
-            cables.push(Cable { line: line_no, node, port: port.port, peer: port.peer, peer_port: port.peer_port });
+            cables.push(Cable {
+                line: line_no,
+                node,
+                port: port.port,
+                peer: port.peer,
+                peer_port: port.peer_port,
+            });
             continue;
         }
         let header = header(line).map_err(err)?;
         if ids.contains_key(&header.name) {
-            return Err(err(format!("node \"{}\" has a second record; each node is listed once", header.name)));
+            return Err(err(format!(
+                "node \"{}\" has a second record; each node is listed once",
+                header.name
+            )));
         }
         let id = b.add_node(header.kind, header.guid, header.desc, header.ports);
         if header.kind == NodeKind::Switch {
@@ -116,9 +138,15 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
         current = Some(id);
     }
     for c in cables {
-        let err = |message: String| IbnetdiscoverError { line: c.line, message };
+        let err = |message: String| IbnetdiscoverError {
+            line: c.line,
+            message,
+        };
         let &peer = ids.get(&c.peer).ok_or_else(|| {
-            err(format!("cable to \"{}\", which has no record of its own; is the output complete?", c.peer))
+            err(format!(
+                "cable to \"{}\", which has no record of its own; is the output complete?",
+                c.peer
+            ))
         })?;
         b.connect(PortRef::new(c.node, c.port), PortRef::new(peer, c.peer_port)).map_err(|e| match e {
             FabricError::PortAlreadyLinked { .. } => err(format!(
@@ -155,14 +183,30 @@ fn header(line: &str) -> Result<Header, String> {
         }
     };
     let rest = rest.trim_start();
-    let (ports, rest) = rest.split_once(char::is_whitespace).ok_or("expected a port count and a quoted node name")?;
-    let ports: u8 = ports.parse().map_err(|_| format!("bad port count '{ports}' (expected 1..=255)"))?;
-    let (name, rest) = quoted(rest).ok_or("expected a quoted node name like \"S-0002c90000000001\"")?;
+    let (ports, rest) = rest
+        .split_once(char::is_whitespace)
+        .ok_or("expected a port count and a quoted node name")?;
+    let ports: u8 = ports
+        .parse()
+        .map_err(|_| format!("bad port count '{ports}' (expected 1..=255)"))?;
+    let (name, rest) =
+        quoted(rest).ok_or("expected a quoted node name like \"S-0002c90000000001\"")?;
     let guid = guid_of_name(&name)?;
     let comment = rest.trim_start().strip_prefix('#').unwrap_or("");
     let (desc, after) = comment_desc(comment);
-    let lid = if kind == NodeKind::Switch { lid_lmc(after)? } else { None };
-    Ok(Header { kind, ports, name, guid, desc, lid })
+    let lid = if kind == NodeKind::Switch {
+        lid_lmc(after)?
+    } else {
+        None
+    };
+    Ok(Header {
+        kind,
+        ports,
+        name,
+        guid,
+        desc,
+        lid,
+    })
 }
 
 /// The GUID in an ibnetdiscover node name (`S-`, `H-` or `R-` and 16 hex
@@ -182,27 +226,48 @@ struct PortLine {
     peer_port: u8,
 }
 
-/// `[1]	"H-..."[2](100002) 	# "h0" lid 6 4xSDR` (switch port) or
-/// `[1](100001) 	"S-..."[1]	# lid 2 lmc 1 "s0" lid 4 4xSDR` (CA port);
+/// `[1] "H-..."[2](100002)  # "h0" lid 6 4xSDR` (switch port) or
+/// `[1](100001)  "S-..."[1] # lid 2 lmc 1 "s0" lid 4 4xSDR` (CA port);
 /// returns the port and, for CA ports, the LID and LMC in the comment.
 fn port_line(line: &str) -> Result<(PortLine, Option<(u16, u8)>), String> {
     let (port, rest) = bracketed(line).ok_or("expected `[port]` at the start of the port line")?;
-    let port: u8 = port.parse().map_err(|_| format!("bad port number '{port}'"))?;
+    let port: u8 = port
+        .parse()
+        .map_err(|_| format!("bad port number '{port}'"))?;
     let rest = skip_ext(rest);
     let (guid, rest) = match parenthesized(rest) {
-        Some((g, rest)) => (Some(hex(g).ok_or_else(|| format!("bad port GUID '({g})'"))?), rest),
+        Some((g, rest)) => (
+            Some(hex(g).ok_or_else(|| format!("bad port GUID '({g})'"))?),
+            rest,
+        ),
         None => (None, rest),
     };
-    let (peer, rest) = quoted(rest).ok_or("expected the quoted name of the node at the other end of the cable")?;
-    let (peer_port, rest) = bracketed(rest).ok_or("expected `[peer port]` after the peer's name")?;
-    let peer_port: u8 = peer_port.parse().map_err(|_| format!("bad peer port number '{peer_port}'"))?;
+    let (peer, rest) =
+        quoted(rest).ok_or("expected the quoted name of the node at the other end of the cable")?;
+    let (peer_port, rest) =
+        bracketed(rest).ok_or("expected `[peer port]` after the peer's name")?;
+    let peer_port: u8 = peer_port
+        .parse()
+        .map_err(|_| format!("bad peer port number '{peer_port}'"))?;
     let rest = skip_ext(rest);
     let rest = parenthesized(rest).map_or(rest, |(_, r)| r);
     let comment = rest.trim_start().strip_prefix('#').unwrap_or("");
     // A CA port's own LID comes first in its comment, before the peer's
     // quoted description; a switch port's comment only describes the peer.
-    let lid = if guid.is_some() { lid_lmc(comment.split('"').next().unwrap_or(""))? } else { None };
-    Ok((PortLine { port, guid, peer, peer_port }, lid))
+    let lid = if guid.is_some() {
+        lid_lmc(comment.split('"').next().unwrap_or(""))?
+    } else {
+        None
+    };
+    Ok((
+        PortLine {
+            port,
+            guid,
+            peer,
+            peer_port,
+        },
+        lid,
+    ))
 }
 
 /// The quoted description at the start of a comment and what follows it.
@@ -220,11 +285,24 @@ fn comment_desc(comment: &str) -> (String, &str) {
 /// a `lid` without an `lmc` has LMC 0.
 fn lid_lmc(text: &str) -> Result<Option<(u16, u8)>, String> {
     let words: Vec<&str> = text.split_whitespace().collect();
-    let value = |key: &str| words.iter().position(|w| *w == key).and_then(|i| words.get(i + 1).copied());
-    let Some(lid) = value("lid") else { return Ok(None) };
-    let lid: u16 = lid.parse().map_err(|_| format!("bad LID '{lid}' in the comment (expected a decimal number)"))?;
+    let value = |key: &str| {
+        words
+            .iter()
+            .position(|w| *w == key)
+            .and_then(|i| words.get(i + 1).copied())
+    };
+    let Some(lid) = value("lid") else {
+        return Ok(None);
+    };
+    let lid: u16 = lid
+        .parse()
+        .map_err(|_| format!("bad LID '{lid}' in the comment (expected a decimal number)"))?;
     let lmc: u8 = match value("lmc") {
-        Some(l) => l.parse().ok().filter(|&l| l <= 7).ok_or_else(|| format!("bad LMC '{l}' in the comment (expected 0..=7)"))?,
+        Some(l) => l
+            .parse()
+            .ok()
+            .filter(|&l| l <= 7)
+            .ok_or_else(|| format!("bad LMC '{l}' in the comment (expected 0..=7)"))?,
         None => 0,
     };
     Ok(Some((lid, lmc)))
@@ -387,18 +465,21 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"
 
     #[test]
     fn errors_name_the_line_and_what_was_expected() {
-        let e = read("Switch 4 \"S-0000000000000010\"\n[1] \"H-0000000000000020\"[1](21)\n").unwrap_err();
+        let e = read("Switch 4 \"S-0000000000000010\"\n[1] \"H-0000000000000020\"[1](21)\n")
+            .unwrap_err();
         assert_eq!(e.line, 2);
         assert!(e.message.contains("no record of its own"), "{e}");
         let e = read("Switch 4 \"sw0\"\n").unwrap_err();
         assert_eq!(e.to_string(), "line 1: node name \"sw0\" is not ibnetdiscover's `S-`/`H-`/`R-` followed by the node GUID in hex");
         let e = read("[1] \"S-0000000000000010\"[1]\n").unwrap_err();
         assert_eq!(e.to_string(), "line 1: port line before any node header");
-        let e = read("Switch 4 \"S-0000000000000010\" # \"s\" base port 0 lid x lmc 0\n").unwrap_err();
+        let e =
+            read("Switch 4 \"S-0000000000000010\" # \"s\" base port 0 lid x lmc 0\n").unwrap_err();
         assert!(e.message.contains("bad LID 'x'"), "{e}");
         let e = read("Router 4 \"R-0000000000000010\"\n").unwrap_err();
         assert!(e.message.contains("expected a node header"), "{e}");
-        let e = read("Switch 4 \"S-0000000000000010\"\n[9] \"S-0000000000000010\"[1]\n").unwrap_err();
+        let e =
+            read("Switch 4 \"S-0000000000000010\"\n[9] \"S-0000000000000010\"[1]\n").unwrap_err();
         assert!(e.message.contains("has no port 9"), "{e}");
     }
 

@@ -69,14 +69,15 @@ impl std::fmt::Display for NetFileError {
 impl std::error::Error for NetFileError {}
 
 /// Reads a net file into nodes and cables. Node GUIDs follow ibsim's
-/// numbering (switches 0x200000 + n, HCAs 0x100000 + 2n with ports
-/// numbered from there), so offline runs name nodes as a simulation does.
+/// numbering (switches 0x200000 + n; HCAs from 0x100000 one after another,
+/// each taking its node GUID and then one per port, so 0x100000 + 2n for
+/// single-port HCAs), so offline runs name nodes as a simulation does.
 pub fn read(text: &str) -> Result<FabricBuilder, NetFileError> {
     let mut b = FabricBuilder::new();
     let mut ids: HashMap<String, usize> = HashMap::new();
     // Cables as written: (line, node, port, peer name, peer port).
     let mut cables: Vec<(usize, usize, u8, String, u8)> = Vec::new();
-    let (mut switches, mut hcas) = (0u64, 0u64);
+    let (mut switches, mut next_hca_guid) = (0u64, 0x10_0000u64);
     let mut current: Option<usize> = None;
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
@@ -113,8 +114,9 @@ pub fn read(text: &str) -> Result<FabricBuilder, NetFileError> {
             switches += 1;
             0x20_0000 + switches - 1
         } else {
-            hcas += 1;
-            0x10_0000 + 2 * (hcas - 1)
+            let guid = next_hca_guid;
+            next_hca_guid += 1 + u64::from(ports);
+            guid
         };
         let id = b.add_node(kind, guid, name.clone(), ports);
         if ids.insert(name.clone(), id).is_some() {
@@ -149,6 +151,10 @@ mod tests {
         assert_eq!(b.node_count(), 3);
         assert_eq!(b.node(0).port(3).unwrap().remote, Some(PortRef::new(1, 3)));
         assert_eq!(b.node(2).guid, 0x10_0000);
+        // ibsim numbers an HCA's ports after its node GUID, so a 2-port HCA
+        // moves the next one on by 3 (checked against ibsim's guid2lid).
+        let two = read("Hca 2 \"a\"\n\nHca 1 \"b\"\n").unwrap();
+        assert_eq!((two.node(0).guid, two.node(1).guid), (0x10_0000, 0x10_0003));
         assert_eq!(b.node(1).guid, 0x20_0001);
     }
 
