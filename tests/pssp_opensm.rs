@@ -213,10 +213,7 @@ fn pssp_declines_without_qos_when_layers_are_needed() {
 fn pssp_max_vls_too_low_declines_naming_the_option() {
     let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
     let mut sim = Sim::start("psspmaxvl", &net);
-    let conf = sim.dir.join("osmroute.conf");
-    std::fs::write(&conf, "pssp.max_vls 1\n").expect("write config");
-    let conf_s = conf.display().to_string();
-    let osm = sim.opensm(&["routing_engine pssp,minhop", "qos TRUE"], &[("OSMROUTE_CONFIG", &conf_s)]);
+    let osm = sim.opensm_configured(&["routing_engine pssp,minhop", "qos TRUE"], "pssp.max_vls 1\n");
     osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
     let declines = osm.lines_with("ERR osmroute: pssp declines");
     assert_eq!(declines.len(), 1, "{declines:#?}");
@@ -229,10 +226,7 @@ fn pssp_max_vls_too_low_declines_naming_the_option() {
 fn pssp_best_effort_routes_with_a_loud_warning() {
     let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
     let mut sim = Sim::start("psspbest", &net);
-    let conf = sim.dir.join("osmroute.conf");
-    std::fs::write(&conf, "pssp.best_effort TRUE\n").expect("write config");
-    let conf_s = conf.display().to_string();
-    let osm = sim.opensm(&["routing_engine pssp", "qos FALSE"], &[("OSMROUTE_CONFIG", &conf_s)]);
+    let osm = sim.opensm_configured(&["routing_engine pssp", "qos FALSE"], "pssp.best_effort TRUE\n");
     osm.wait_for(UP, timeout_for(&net));
     assert!(osm.log().contains(ROUTED));
     let warnings = osm.lines_with("NOT guaranteed deadlock-free");

@@ -152,6 +152,15 @@ impl Sim {
         OpenSm { dir, child }
     }
 
+    /// `opensm` with an osmroute configuration file holding `osmroute_conf`
+    /// (written into the run directory and named by OSMROUTE_CONFIG).
+    pub fn opensm_configured(&mut self, conf: &[&str], osmroute_conf: &str) -> OpenSm {
+        let path = self.dir.join(format!("osmroute-{}.conf", self.opensm_runs + 1));
+        std::fs::write(&path, osmroute_conf).expect("write osmroute.conf");
+        let path = path.display().to_string();
+        self.opensm(conf, &[("OSMROUTE_CONFIG", &path)])
+    }
+
     /// Runs a diag tool against the simulation; returns its standard output.
     pub fn tool(&self, cmd: &str, args: &[&str]) -> String {
         let out = Command::new(cmd)

@@ -58,16 +58,7 @@ enum Family {
         p: Option<usize>,
     },
     /// HyperX / Flattened Butterfly: a full graph in every grid dimension.
-    Hyperx {
-        /// Grid sizes, e.g. 4,8,8.
-        #[arg(long, value_delimiter = ',', required = true)]
-        dims: Vec<usize>,
-        /// Parallel cables per dimension, e.g. 1,1,1 (default all 1).
-        #[arg(long, value_delimiter = ',')]
-        widths: Vec<usize>,
-        #[arg(long)]
-        p: usize,
-    },
+    Hyperx(Grid),
     /// Hypercube of dimension `dim`.
     Hypercube {
         #[arg(long)]
@@ -79,14 +70,7 @@ enum Family {
         p: usize,
     },
     /// Torus: a ring in every grid dimension.
-    Torus {
-        #[arg(long, value_delimiter = ',', required = true)]
-        dims: Vec<usize>,
-        #[arg(long, value_delimiter = ',')]
-        widths: Vec<usize>,
-        #[arg(long)]
-        p: usize,
-    },
+    Torus(Grid),
     /// m-port n-tree fat tree: 2(m/2)^n hosts, (2n-1)(m/2)^(n-1) switches.
     Fattree {
         #[arg(long)]
@@ -106,19 +90,35 @@ enum Family {
     },
 }
 
+/// A grid of switches with hosts: HyperX and tori.
+#[derive(clap::Args)]
+struct Grid {
+    /// Grid sizes, e.g. 4,8,8.
+    #[arg(long, value_delimiter = ',', required = true)]
+    dims: Vec<usize>,
+    /// Parallel cables per dimension, e.g. 1,1,1 (default all 1).
+    #[arg(long, value_delimiter = ',')]
+    widths: Vec<usize>,
+    /// Hosts per switch.
+    #[arg(long)]
+    p: usize,
+}
+
+impl Grid {
+    /// Link widths as given, or one cable per dimension when none are.
+    fn widths(&self) -> Vec<usize> {
+        if self.widths.is_empty() {
+            vec![1; self.dims.len()]
+        } else {
+            self.widths.clone()
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum ArrangementArg {
     Consecutive,
     Palmtree,
-}
-
-/// Link widths as given, or one cable per dimension when none are.
-fn widths_or_ones(dims: &[usize], widths: Vec<usize>) -> Vec<usize> {
-    if widths.is_empty() {
-        vec![1; dims.len()]
-    } else {
-        widths
-    }
 }
 
 fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
@@ -132,15 +132,9 @@ fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
             dragonfly::dragonfly(&params)
         }
         Family::Slimfly { q, p } => slimfly::slimfly(q, p.unwrap_or_else(|| slimfly::recommended_hosts(q))),
-        Family::Hyperx { dims, widths, p } => {
-            let widths = widths_or_ones(&dims, widths);
-            hyperx::hyperx(&dims, &widths, p)
-        }
+        Family::Hyperx(g) => hyperx::hyperx(&g.dims, &g.widths(), g.p),
         Family::Hypercube { dim, width, p } => hyperx::hypercube(dim, width, p),
-        Family::Torus { dims, widths, p } => {
-            let widths = widths_or_ones(&dims, widths);
-            torus::torus(&dims, &widths, p)
-        }
+        Family::Torus(g) => torus::torus(&g.dims, &g.widths(), g.p),
         Family::Fattree { m, n } => fattree::fattree(m, n),
         Family::Random { switches, degree, p } => random_regular::random_regular(switches, degree, p, seed),
     }
