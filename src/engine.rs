@@ -14,7 +14,6 @@ use std::time::Instant;
 
 use osmroute_core::config::Loaded;
 use osmroute_core::engines::EngineInfo;
-use osmroute_core::fabric::VlBudget;
 use osmroute_core::routing::{pack_sl2vl, unpack_sl2vl};
 use osmroute_core::{Error, Fabric, Routing};
 
@@ -72,9 +71,9 @@ impl EngineContext {
         let started = Instant::now();
         // SAFETY: `osm` is the OpenSM instance that registered us; OpenSM
         // holds its exclusive lock during routing callbacks.
-        let (snapshot, opt) = unsafe {
+        let snapshot = unsafe {
             let opt = &(*self.osm).subn.opt;
-            (snapshot::take(&mut (*self.osm).subn, opt)?, opt)
+            snapshot::take(&mut (*self.osm).subn, opt)?
         };
         let snapshot_ms = started.elapsed().as_secs_f64() * 1e3;
         let switch_lids: Vec<u16> = snapshot
@@ -94,7 +93,8 @@ impl EngineContext {
         }
         let routing = routing?;
         let vls = routing.vls_needed();
-        if vls > 1 && opt.qos == 0 {
+        let budget = snapshot.fabric.vl_budget();
+        if vls > 1 && !budget.sl2vl_programmed {
             return Err(Error::declined(
                 name,
                 format!(
@@ -103,14 +103,10 @@ impl EngineContext {
                 ),
             ));
         }
-        let available = VlBudget::data_vls_of_code(opt.max_op_vls);
-        if vls > available {
+        if vls > budget.data_vls {
             return Err(Error::declined(
                 name,
-                format!(
-                    "this routing needs {vls} VLs but `max_op_vls {}` allows {available}; raise max_op_vls",
-                    opt.max_op_vls
-                ),
+                format!("this routing needs {vls} VLs but {}", budget.limited_by),
             ));
         }
         let reserve_ms = started.elapsed().as_secs_f64() * 1e3 - snapshot_ms - compute_ms;

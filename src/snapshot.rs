@@ -31,14 +31,14 @@ fn vl_budget(builder: &FabricBuilder, opt: &ffi::osm_subn_opt_t, vl_cap: Option<
     let mut budget = VlBudget {
         data_vls: by_option,
         sl2vl_programmed: opt.qos != 0,
-        limited_by: format!("OpenSM's max_op_vls {} ({by_option} data VLs)", opt.max_op_vls),
+        limited_by: format!("`max_op_vls {}` allows {by_option}; raise max_op_vls", opt.max_op_vls),
     };
     if let Some((code, node, port)) = vl_cap {
         let by_port = VlBudget::data_vls_of_code(code);
         if by_port < by_option {
             budget.data_vls = by_port;
             budget.limited_by = format!(
-                "the VL capability of port {port} of {} ({by_port} data VLs)",
+                "port {port} of {} can carry only {by_port} (its VL capability)",
                 osmroute_core::fabric::describe(builder.node(node))
             );
         }

@@ -206,10 +206,7 @@ fn a_bad_config_line_makes_dla_decline_naming_key_and_file() {
 fn configured_sl_reaches_path_sl_and_the_host_sl2vl_tables() {
     let net = dragonfly_net(4, 2, 2, 6);
     let mut sim = Sim::start("sl3", &net);
-    let conf = sim.dir.join("osmroute.conf");
-    std::fs::write(&conf, "dla.sl = 3\n").expect("write config");
-    let conf_s = conf.display().to_string();
-    let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[("OSMROUTE_CONFIG", &conf_s)]);
+    let osm = sim.opensm_configured(&["routing_engine dla", "qos TRUE"], "dla.sl = 3\n");
     osm.wait_for(UP, timeout_for(&net));
     assert_routed_cleanly(&osm);
     let path_sl = osm.file("osmroute-path-sl.txt");

@@ -162,7 +162,8 @@ pub struct VlBudget {
     /// Whether the SM programs the SL2VL tables an engine asks for (OpenSM
     /// does only with `qos TRUE`); without them every SL stays on VL 0.
     pub sl2vl_programmed: bool,
-    /// Where the limit comes from and how to raise it, for messages.
+    /// Where the limit comes from and how to raise it, completing "this
+    /// routing needs N VLs but ...".
     pub limited_by: String,
 }
 
@@ -170,7 +171,7 @@ impl Default for VlBudget {
     /// Offline default: 8 data VLs (what ibsim's and most switches' ports
     /// offer), SL2VL programmed.
     fn default() -> Self {
-        VlBudget { data_vls: 8, sl2vl_programmed: true, limited_by: "the offline default of 8 VLs".into() }
+        VlBudget { data_vls: 8, sl2vl_programmed: true, limited_by: "the offline default is 8 VLs".into() }
     }
 }
 
@@ -447,11 +448,12 @@ impl Fabric {
         self.nodes.get(at.node).and_then(|n| n.port(at.port))
     }
 
-    /// Subnet LMC as configured (individual ports carry their own).
+    /// What the subnet offers routing for deadlock avoidance.
     pub fn vl_budget(&self) -> &VlBudget {
         &self.vl_budget
     }
 
+    /// Subnet LMC as configured (individual ports carry their own).
     pub fn lmc(&self) -> u8 {
         self.lmc
     }
@@ -549,6 +551,19 @@ impl Fabric {
 
     /// Switch-to-switch adjacency as dense lists: for each switch index, its
     /// (local port, neighbour switch index, neighbour port), in port order.
+    /// Numbers every switch port fabric-wide, e.g. for per-channel
+    /// counters: port p of switch index s is `offsets[s] + p`. Returns the
+    /// offsets and the total.
+    pub fn switch_port_offsets(&self) -> (Vec<usize>, usize) {
+        let mut offsets = Vec::with_capacity(self.switches.len());
+        let mut total = 0;
+        for &n in &self.switches {
+            offsets.push(total);
+            total += self.nodes[n].port_slots();
+        }
+        (offsets, total)
+    }
+
     pub fn switch_adjacency(&self) -> Vec<Vec<(u8, usize, u8)>> {
         self.switches
             .iter()

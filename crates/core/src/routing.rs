@@ -47,13 +47,17 @@ impl Sl2Vl {
         Sl2Vl { palette: vec![default], switch_tables, ca: [None; NUM_SLS] }
     }
 
-    fn palette_index(&mut self, table: SlVlTable) -> u8 {
+    /// The table's index in the palette, added if new; None when the
+    /// palette is full.
+    fn palette_index(&mut self, table: SlVlTable) -> Option<u8> {
         if let Some(i) = self.palette.iter().position(|t| *t == table) {
-            return i as u8;
+            return Some(i as u8);
         }
-        assert!(self.palette.len() < MAX_TABLES, "more than {MAX_TABLES} distinct SL2VL tables");
+        if self.palette.len() >= MAX_TABLES {
+            return None;
+        }
         self.palette.push(table);
-        (self.palette.len() - 1) as u8
+        Some((self.palette.len() - 1) as u8)
     }
 
     /// Sets the table a switch applies to packets entering `in_port` and
@@ -67,10 +71,9 @@ impl Sl2Vl {
     /// `set_switch` for tables read from files: an error instead of a
     /// panic when a 257th distinct table would be needed.
     pub fn try_set_switch(&mut self, switch: usize, in_port: u8, out_port: u8, table: SlVlTable) -> Result<(), String> {
-        if !self.palette.contains(&table) && self.palette.len() >= MAX_TABLES {
-            return Err(format!("more than {MAX_TABLES} distinct SL2VL tables; osmroute can analyse at most {MAX_TABLES}"));
-        }
-        let idx = self.palette_index(table);
+        let idx = self.palette_index(table).ok_or_else(|| {
+            format!("more than {MAX_TABLES} distinct SL2VL tables; osmroute can analyse at most {MAX_TABLES}")
+        })?;
         let (ports, cells) = &mut self.switch_tables[switch];
         let (i, o) = (in_port as usize, out_port as usize);
         if i < *ports && o < *ports {

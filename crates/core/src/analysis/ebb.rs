@@ -31,12 +31,7 @@ pub fn effective_bisection(fabric: &Fabric, routing: &Routing, patterns: usize, 
     if endpoints.len() < 2 || patterns == 0 {
         return 1.0;
     }
-    let mut offsets = Vec::with_capacity(fabric.switches().len());
-    let mut total = 0;
-    for &n in fabric.switches() {
-        offsets.push(total);
-        total += fabric.node(n).port_slots();
-    }
+    let (offsets, total) = fabric.switch_port_offsets();
     let mut congestion = vec![0u32; total];
     let mut rng = Rng::new(seed);
     let mut order: Vec<usize> = (0..endpoints.len()).collect();

@@ -184,10 +184,10 @@ impl Placer {
 pub fn assign_layers(fabric: &Fabric, lfts: &[Vec<u8>], order: &[u16], opts: &LayerOptions) -> Result<Layering, LayeringError> {
     let ch = Channels::new(fabric);
     let switches = fabric.switches().len();
-    let is_source: Vec<bool> = (0..switches).map(|s| ch.peers[s].iter().any(|p| matches!(p, Some(Peer::Ca(_))))).collect();
-    // Sources by GUID: the result must not depend on the node order (the
-    // SM's and a net file's differ).
-    let mut sources: Vec<usize> = (0..switches).filter(|&s| is_source[s]).collect();
+    // Sources: switches with CAs, by GUID (the result must not depend on
+    // the node order: the SM's and a net file's differ).
+    let mut sources: Vec<usize> =
+        (0..switches).filter(|&s| ch.peers[s].iter().any(|p| matches!(p, Some(Peer::Ca(_))))).collect();
     sources.sort_by_key(|&s| fabric.node(fabric.switches()[s]).guid);
     // The switch each channel leads to.
     let mut leads_to = vec![u32::MAX; ch.count()];

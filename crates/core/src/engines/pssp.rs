@@ -27,24 +27,6 @@ pub const NAME: &str = "pssp";
 
 const UNREACHED: u32 = u32::MAX;
 
-/// Per switch, its cabled inter-switch ports: (port, neighbour switch).
-fn neighbours(fabric: &Fabric) -> Vec<Vec<(u8, usize)>> {
-    fabric
-        .switch_port_peers()
-        .iter()
-        .map(|ports| {
-            ports
-                .iter()
-                .enumerate()
-                .filter_map(|(p, peer)| match peer {
-                    Some(Peer::Switch(n)) => Some((p as u8, *n)),
-                    _ => None,
-                })
-                .collect()
-        })
-        .collect()
-}
-
 /// Breadth-first distances (in switch hops) to `target` and the switches
 /// in the order they were reached.
 struct Bfs {
@@ -58,7 +40,7 @@ impl Bfs {
         Bfs { target: usize::MAX, dist: vec![UNREACHED; switches], order: Vec::with_capacity(switches) }
     }
 
-    fn run(&mut self, adj: &[Vec<(u8, usize)>], target: usize) {
+    fn run(&mut self, adj: &[Vec<(u8, usize, u8)>], target: usize) {
         if self.target == target {
             return;
         }
@@ -71,7 +53,7 @@ impl Bfs {
         while head < self.order.len() {
             let x = self.order[head];
             head += 1;
-            for &(_, y) in &adj[x] {
+            for &(_, y, _) in &adj[x] {
                 if self.dist[y] == UNREACHED {
                     self.dist[y] = self.dist[x] + 1;
                     self.order.push(y);
@@ -128,17 +110,13 @@ fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
 
 pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let opts = &config.pssp;
-    let adj = neighbours(fabric);
+    // Per switch its inter-switch ports: (port, neighbour, neighbour's port).
+    let adj = fabric.switch_adjacency();
     let switches = adj.len();
     if switches == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
-    let mut offset = Vec::with_capacity(switches + 1);
-    let mut channels = 0usize;
-    for &n in fabric.switches() {
-        offset.push(channels);
-        channels += fabric.node(n).port_slots();
-    }
+    let (offset, channels) = fabric.switch_port_offsets();
     // Source hosts per switch: the traffic a tree edge carries per LID.
     let hosts: Vec<u64> = fabric
         .switch_port_peers()
@@ -152,7 +130,9 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let mut used_stamp = vec![0u32; channels];
     let mut bfs = Bfs::new(switches);
     let mut cost = vec![0u64; switches];
+    // Next hop of every switch in the current tree: out-port and switch.
     let mut next = vec![NO_PATH; switches];
+    let mut next_switch = vec![0usize; switches];
     let mut acc = vec![0u64; switches];
     let order = destinations(fabric, opts.seed);
     let mut unreachable = 0usize;
@@ -172,11 +152,11 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
             cost[t] = 0;
             for &s in &bfs.order[1..] {
                 let d = bfs.dist[s];
-                let mut best = (u64::MAX, NO_PATH);
+                let mut best = (u64::MAX, NO_PATH, 0);
                 // Equal costs go to the first candidate met; starting the
                 // scan at a LID-dependent neighbour spreads the ties.
                 let (here, start) = (&adj[s], lid as usize);
-                for &(p, n) in here.iter().cycle().skip(start % here.len().max(1)).take(here.len()) {
+                for &(p, n, _) in here.iter().cycle().skip(start % here.len().max(1)).take(here.len()) {
                     if bfs.dist[n] + 1 != d {
                         continue;
                     }
@@ -184,11 +164,10 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
                     let reuse = u64::from(used_stamp[c] == stamp) << 40;
                     let key = cost[n] + reuse + load[c];
                     if key < best.0 {
-                        best = (key, p);
+                        best = (key, p, n);
                     }
                 }
-                cost[s] = best.0;
-                next[s] = best.1;
+                (cost[s], next[s], next_switch[s]) = best;
             }
             for s in 0..switches {
                 lfts[s][lid as usize] = if s == t {
@@ -205,13 +184,10 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
                 acc[s] = if is_ca { hosts[s] } else { 0 };
             }
             for &s in bfs.order[1..].iter().rev() {
-                let p = next[s];
-                let c = offset[s] + p as usize;
+                let c = offset[s] + next[s] as usize;
                 load[c] += acc[s];
                 used_stamp[c] = stamp;
-                if let Some(&(_, n)) = adj[s].iter().find(|(q, _)| *q == p) {
-                    acc[n] += acc[s];
-                }
+                acc[next_switch[s]] += acc[s];
             }
         }
     }
@@ -246,11 +222,8 @@ fn layered(fabric: &Fabric, lfts: Vec<Vec<u8>>, lid_order: &[u16], opts: &PsspCo
     if opts.max_vls > 0 {
         if opts.max_vls > max_layers {
             log::warn!(
-                "{NAME}: pssp.max_vls {} is more than the {} VLs available ({}); using {}",
-                opts.max_vls,
-                max_layers,
-                budget.limited_by,
-                max_layers
+                "{NAME}: pssp.max_vls {} is more than the {max_layers} VLs available; using {max_layers}",
+                opts.max_vls
             );
         }
         max_layers = max_layers.min(opts.max_vls);
@@ -263,7 +236,7 @@ fn layered(fabric: &Fabric, lfts: Vec<Vec<u8>>, lid_order: &[u16], opts: &PsspCo
             } else if opts.max_vls > 0 && opts.max_vls < budget.usable() {
                 format!("pssp.max_vls is {}: raise it (the fabric offers {})", opts.max_vls, budget.usable())
             } else {
-                format!("the limit comes from {}", budget.limited_by)
+                format!("the fabric offers {}: {}", budget.data_vls, budget.limited_by)
             };
             Error::declined(
                 NAME,

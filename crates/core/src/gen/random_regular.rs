@@ -3,6 +3,7 @@
 //! random pairing of cable ends that skips self-cables and parallel
 //! cables, restarted until the switches are connected.
 
+use super::degrade::switches_connected;
 use super::direct::SwitchGraph;
 use crate::fabric::FabricBuilder;
 use crate::rng::Rng;
@@ -24,8 +25,9 @@ pub fn random_regular(switches: usize, degree: usize, p: usize, seed: u64) -> Re
             for (a, b) in cables {
                 g.cable(a, b, 1);
             }
-            if connected(switches, &g.cables) {
-                return g.build(p);
+            let fabric = g.build(p)?;
+            if switches_connected(&fabric) {
+                return Ok(fabric);
             }
         }
     }
@@ -53,26 +55,6 @@ fn try_pairing(switches: usize, degree: usize, rng: &mut Rng) -> Option<Vec<(usi
         ends.swap_remove(i.min(j));
     }
     Some(cables)
-}
-
-fn connected(n: usize, cables: &[(usize, usize)]) -> bool {
-    let mut adj = vec![Vec::new(); n];
-    for &(a, b) in cables {
-        adj[a].push(b);
-        adj[b].push(a);
-    }
-    let mut seen = vec![false; n];
-    let mut stack = vec![0];
-    seen[0] = true;
-    while let Some(x) = stack.pop() {
-        for &y in &adj[x] {
-            if !seen[y] {
-                seen[y] = true;
-                stack.push(y);
-            }
-        }
-    }
-    seen.into_iter().all(|s| s)
 }
 
 #[cfg(test)]
