@@ -65,6 +65,19 @@ log_seconds() {
     awk '{ split($3, t, ":"); printf "%.6f\n", t[1] * 3600 + t[2] * 60 + t[3] + $4 / 1e6 }' <<<"$1"
 }
 
+# routing_interval LOG: seconds from OpenSM's first "building routing with"
+# to its first "tables configured on all switches" line, or "-".
+routing_interval() {
+    local start end
+    start=$(grep -m1 "building routing with" "$1" || true)
+    end=$(grep -m1 "tables configured on all switches" "$1" || true)
+    if [ -n "$start" ] && [ -n "$end" ]; then
+        awk -v a="$(log_seconds "$start")" -v b="$(log_seconds "$end")" 'BEGIN { printf "%.3f\n", b - a }'
+    else
+        echo -
+    fi
+}
+
 stop_pid() {
     [ -n "${1:-}" ] || return 0
     kill "$1" 2>/dev/null || return 0

@@ -31,6 +31,12 @@ pub unsafe fn write_tables(
         .collect();
     let started = std::time::Instant::now();
     let hops = routing.hop_table(fabric, &lids);
+    // Non-base LIDs of switches (only with lmc_esp0) -> their base LID.
+    let switch_base: std::collections::HashMap<u16, u16> = fabric
+        .end_ports()
+        .filter(|(at, p)| fabric.node(at.node).is_switch() && p.lid_count() > 1)
+        .flat_map(|(_, p)| (1..p.lid_count() as u16).map(move |k| (p.lid + k, p.lid)))
+        .collect();
     let hop_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut work: Vec<(SwitchHandle, Option<String>)> = switches.iter().map(|&sw| (sw, None)).collect();
     // Switches are independent (osm_switch_set_hops touches only its own
@@ -53,6 +59,13 @@ pub unsafe fn write_tables(
             let port = ours[lid as usize];
             if (lid as usize) < n && port != NO_PATH && h != NO_PATH {
                 ffi::osm_switch_set_hops(sw.0, lid, port, h);
+                // OpenSM looks up hops towards a switch by its base LID
+                // and the port the LFT gives (osm_dump.c); with lmc_esp0 a
+                // switch's other LIDs may leave by other ports. The base
+                // LID's own port keeps the base LID's count.
+                if let Some(&base) = switch_base.get(&lid).filter(|&&b| ours[b as usize] != port) {
+                    ffi::osm_switch_set_hops(sw.0, base, port, h);
+                }
             }
         }
     });

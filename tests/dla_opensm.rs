@@ -47,7 +47,7 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
     osm.wait_for(UP, timeout_for(&net));
     assert_routed_cleanly(&osm);
 
-    let (fabric, routing) = read_back(&sim, &net, 0);
+    let (fabric, routing) = read_back(&sim, &net);
     assert_eq!(fabric.switches().len(), a * g);
     let groups = discover_groups(&fabric.switch_adjacency()).expect("the generated fabric is a Dragonfly");
     let ca_lids: Vec<u16> = fabric.lids().filter(|(_, o)| !fabric.node(o.node).is_switch()).map(|(l, _)| l).collect();

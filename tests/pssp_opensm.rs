@@ -9,12 +9,11 @@ use std::collections::VecDeque;
 use std::process::Command;
 use std::time::Duration;
 
-use harness::readback::{ibdmchk, read_back, sl2vl_rows, switches};
+use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
+use harness::readback::{ibdmchk, ibdmchk_lmc, read_back, sl2vl_rows, switches, with_enhanced_port0};
 use harness::{build_dir, OpenSm, Sim};
 use osmroute_core::analysis::paths::trace;
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
-use osmroute_core::io::guid2lid::Guid2Lid;
-use osmroute_core::io::netfile;
 use osmroute_core::{Config, Fabric};
 
 const ROUTED: &str = "pssp tables configured on all switches";
@@ -75,13 +74,14 @@ fn sa_path_sl(sim: &Sim, slid: u16, dlid: u16) -> Option<u8> {
 fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_core::Routing) {
     let mut sim = Sim::start(name, net);
     let lmc_line = format!("lmc {lmc}");
-    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE", &lmc_line], &[]);
+    // With LMC, switches get LID ranges too (for ibdmchk's `-l`).
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE", &lmc_line, "lmc_esp0 TRUE"], &[]);
     osm.wait_for(UP, timeout_for(net));
     assert!(osm.log().contains(ROUTED), "pssp did not configure the tables");
     assert_no_errors(&osm);
 
     // Minimal paths for every CA port and every LID of every other CA.
-    let (fabric, routing) = read_back(&sim, net, lmc);
+    let (fabric, routing) = read_back(&sim, net);
     let dist = distances(&fabric);
     let cas: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.lid, p.lid_count())).collect();
     assert_eq!(cas.len(), fabric.cas().count(), "every CA got a LID");
@@ -100,7 +100,11 @@ fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_
     }
 
     // Credit loops: ibdmchk and osmroute check on the plugin's files.
-    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
+    let report = if lmc == 0 {
+        ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"])
+    } else {
+        ibdmchk_lmc(&osm.dir, lmc)
+    };
     assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
     let out = Command::new(build_dir().join("osmroute"))
         .args(["check", osm.dir.to_str().unwrap(), "--patterns", "100", "--lmc", &lmc.to_string()])
@@ -145,23 +149,9 @@ fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_
 fn pssp_on_a_dragonfly_matches_an_offline_run() {
     let net = generate(&["dragonfly", "--a", "4", "--h", "2", "--p", "2"]);
     let (_sim, osm, read_back_fabric, read) = check_pssp("psspdf", &net, 0);
-    // The fabric as an operator would rebuild it: the net file plus
-    // OpenSM's guid2lid cache.
-    let mut builder = netfile::read(&net).expect("net file");
-    let guid2lid = std::fs::read_to_string(osm.dir.join("cache/guid2lid")).expect("OpenSM's guid2lid");
-    Guid2Lid::read(&guid2lid).expect("guid2lid parses").apply(&mut builder).expect("every port in guid2lid");
-    let fabric = builder.build().expect("fabric");
-    assert_eq!(
-        fabric.lids().map(|(l, o)| (l, fabric.node(o.node).guid)).collect::<Vec<_>>(),
-        read_back_fabric.lids().map(|(l, o)| (l, read_back_fabric.node(o.node).guid)).collect::<Vec<_>>(),
-        "guid2lid gives the LIDs the switches route"
-    );
+    let fabric = fabric_with_opensm_lids(&osm, &net, &read_back_fabric);
     let offline = osmroute_core::engines::route("pssp", &fabric, &Config::default()).expect("offline pssp");
-    for (s, (ours, theirs)) in offline.lfts.iter().zip(&read.lfts).enumerate() {
-        for (lid, _) in fabric.lids() {
-            assert_eq!(ours[lid as usize], theirs[lid as usize], "switch #{s}, LID {lid}");
-        }
-    }
+    assert_same_lfts(&fabric, &offline, &read);
     let dumped = switch_sl::read(&fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
     assert_eq!(dumped, offline.path_sl, "path SLs");
 }
@@ -184,7 +174,7 @@ fn pssp_on_a_torus_needs_and_gets_several_layers() {
 /// different paths where the HyperX offers several.
 #[test]
 fn pssp_with_lmc_spreads_the_lids_of_a_port() {
-    let net = generate(&["hyperx", "--dims", "3,3", "--p", "1"]);
+    let net = with_enhanced_port0(&generate(&["hyperx", "--dims", "3,3", "--p", "1"]));
     let (_sim, _osm, fabric, routing) = check_pssp("psspLmc", &net, 1);
     let mut differing = 0;
     for (at, p) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {

@@ -24,6 +24,7 @@
 
 #![allow(dead_code)]
 
+pub mod offline;
 pub mod readback;
 
 use std::path::{Path, PathBuf};

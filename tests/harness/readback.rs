@@ -2,7 +2,7 @@
 //! hardware: LFTs with `ibroute`, SL2VL tables with `smpquery`, and the
 //! independent credit-loop check with `ibdmchk`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::process::Command;
 
 use osmroute_core::fabric::{NodeKind, PortRef};
@@ -25,9 +25,10 @@ pub fn switches(sim: &Sim) -> Vec<(u64, u16)> {
         .collect()
 }
 
-/// The fabric of `net` with the LIDs OpenSM assigned (CA ports with `lmc`),
-/// and the LFTs read back from every simulated switch with `ibroute`.
-pub fn read_back(sim: &Sim, net: &str, lmc: u8) -> (Fabric, Routing) {
+/// The fabric of `net` with the LIDs OpenSM assigned (each port's LID range
+/// as the switches route it, so LMC and `lmc_esp0` need not be given), and
+/// the LFTs read back from every simulated switch with `ibroute`.
+pub fn read_back(sim: &Sim, net: &str) -> (Fabric, Routing) {
     let mut b = netfile::read(net).expect("our own net file parses");
     let mut port_by_guid = HashMap::new();
     for (id, n) in b.nodes().iter().enumerate() {
@@ -41,6 +42,7 @@ pub fn read_back(sim: &Sim, net: &str, lmc: u8) -> (Fabric, Routing) {
         }
     }
     let mut tables: HashMap<u64, Vec<(u16, u8)>> = HashMap::new();
+    let mut port_lids: HashMap<PortRef, BTreeSet<u16>> = HashMap::new();
     for (guid, lid) in switches(sim) {
         let mut entries = Vec::new();
         for line in sim.tool("ibroute", &[&lid.to_string()]).lines() {
@@ -51,17 +53,18 @@ pub fn read_back(sim: &Sim, net: &str, lmc: u8) -> (Fabric, Routing) {
             let Ok(l) = u16::from_str_radix(l, 16) else { continue };
             entries.push((l, port));
             let owner = words.iter().position(|w| *w == "portguid").and_then(|i| words.get(i + 1));
-            if let Some(g) = owner.and_then(|g| u64::from_str_radix(g.trim_end_matches(':').trim_start_matches("0x"), 16).ok()) {
+            if let Some(g) = owner.and_then(|g| u64::from_str_radix(g.trim_end_matches([':', ')']).trim_start_matches("0x"), 16).ok()) {
                 if let Some(&at) = port_by_guid.get(&g) {
-                    // ibroute lists every LID of a port; keep the base.
-                    let port_lmc = if b.node(at.node).is_switch() { 0 } else { lmc };
-                    if l % (1 << port_lmc) == 0 {
-                        b.set_lid(at, l, port_lmc).expect("port exists");
-                    }
+                    port_lids.entry(at).or_default().insert(l);
                 }
             }
         }
         tables.insert(guid, entries);
+    }
+    // ibroute lists every LID of a port: the base LID and 2^LMC - 1 more.
+    for (at, lids) in port_lids {
+        let lmc = lids.len().trailing_zeros() as u8;
+        b.set_lid(at, *lids.first().expect("a listed port has a LID"), lmc).expect("port exists");
     }
     let fabric = b.build().expect("read-back LIDs are consistent");
     let mut lfts = Routing::empty_lfts(&fabric);
@@ -101,3 +104,57 @@ pub fn ibdmchk(dir: &std::path::Path, extra: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
 
+
+/// `net` with every switch declared with enhanced port 0, so that OpenSM
+/// with `lmc_esp0 TRUE` gives switches LID ranges too, as ibdmchk's `-l`
+/// assumes of every port.
+pub fn with_enhanced_port0(net: &str) -> String {
+    net.lines().map(|l| if l.starts_with("Switch") { format!("{l} enhanced port 0\n") } else { format!("{l}\n") }).collect()
+}
+
+/// ibdmchk on a routing with LMC > 0. Its `-l` walks LIDs from 1 in steps
+/// of 2^LMC, so it finds only base LIDs one above a multiple of 2^LMC,
+/// while OpenSM aligns them to multiples. The dumps are copied with every
+/// LID raised by one (a relabelling: same paths, SLs and dependencies)
+/// into `DIR/ibdmchk-lmc` and checked there. Every port needs 2^LMC LIDs
+/// (switches: `with_enhanced_port0` and `lmc_esp0 TRUE`).
+pub fn ibdmchk_lmc(dir: &std::path::Path, lmc: u8) -> String {
+    ibdmchk_lmc_with(dir, lmc, "osmroute-sl2vl.txt")
+}
+
+/// `ibdmchk_lmc` with another SL2VL file of `dir`.
+pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: &str) -> String {
+    let out = dir.join("ibdmchk-lmc");
+    std::fs::create_dir_all(&out).expect("create ibdmchk-lmc");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    // "LID:0004" in the subnet file, "0x0004 : ..." in the FDB dump.
+    let shift_hex = |w: &str, prefix: &str| -> Option<String> {
+        let hex = w.strip_prefix(prefix)?;
+        let lid = u16::from_str_radix(hex.get(..4)?, 16).ok()?;
+        Some(format!("{prefix}{:04X}{}", lid + 1, &hex[4..]))
+    };
+    let subnet: String = read("opensm-subnet.lst")
+        .lines()
+        .map(|l| l.split(' ').map(|w| shift_hex(w, "LID:").unwrap_or_else(|| w.to_string())).collect::<Vec<_>>().join(" ") + "\n")
+        .collect();
+    let fdbs: String = read("opensm.fdbs")
+        .lines()
+        .map(|l| match l.split_once(' ') {
+            Some((w, rest)) if w.len() == 6 => shift_hex(w, "0x").map_or(l.to_string(), |w| format!("{w} {rest}")) + "\n",
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    let path_sl: String = read("osmroute-path-sl.txt")
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            format!("{} {} {}\n", w[0], w[1].parse::<u16>().expect("DLID") + 1, w[2])
+        })
+        .collect();
+    for (name, text) in [("opensm-subnet.lst", subnet), ("opensm.fdbs", fdbs), ("osmroute-path-sl.txt", path_sl)] {
+        std::fs::write(out.join(name), text).expect("write relabelled dump");
+    }
+    std::fs::copy(dir.join("opensm.mcfdbs"), out.join("opensm.mcfdbs")).expect("copy mcfdbs");
+    std::fs::copy(dir.join(sl2vl), out.join("osmroute-sl2vl.txt")).expect("copy sl2vl");
+    ibdmchk(&out, &["-l", &lmc.to_string(), "-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"])
+}

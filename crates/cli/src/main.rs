@@ -4,6 +4,7 @@
 mod cmd_check;
 mod cmd_compare;
 mod cmd_gen;
+mod cmd_layers;
 mod cmd_route;
 mod load;
 mod osm_log;
@@ -32,6 +33,9 @@ enum Command {
     Check(cmd_check::Args),
     /// Put several routings of one fabric side by side.
     Compare(cmd_compare::Args),
+    /// Multipath analysis per LID offset (layer): path lengths, paths per
+    /// link, link-disjoint paths per switch pair.
+    Layers(cmd_layers::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +46,7 @@ fn main() -> ExitCode {
         Command::Route(a) => cmd_route::run(a),
         Command::Check(a) => cmd_check::run(a),
         Command::Compare(a) => cmd_compare::run(a),
+        Command::Layers(a) => cmd_layers::run(a),
     };
     match result {
         Ok(code) => code,

@@ -21,26 +21,82 @@ pub struct DlaConfig {
     pub sl: u8,
 }
 
+/// Options of the virtual-layer deadlock removal (`deadlock::vl_layers`),
+/// shared by the engines that use it under their own key prefix.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PsspConfig {
+pub struct VlLayeringConfig {
     /// Most VLs (= virtual layers = SLs) the deadlock removal may use; 0
     /// means what the fabric offers (its operational data VLs).
     pub max_vls: u8,
-    /// Assign paths to virtual layers so that no layer has a credit loop.
-    pub deadlock_removal: bool,
     /// Spread paths over the VLs left free after deadlock removal.
     pub balance_vls: bool,
-    /// Seed of the order in which destinations are routed (0: LID order).
-    pub seed: u64,
     /// When the layers run out, route the remaining paths in the last one
     /// anyway (logging loudly that deadlock freedom is not guaranteed)
     /// instead of declining.
     pub best_effort: bool,
 }
 
+impl Default for VlLayeringConfig {
+    fn default() -> Self {
+        VlLayeringConfig { max_vls: 0, balance_vls: true, best_effort: false }
+    }
+}
+
+impl VlLayeringConfig {
+    /// Sets `option` (the part of the key after `ENGINE.`); `None` when it
+    /// is not one of these options.
+    fn set(&mut self, option: &str, value: &str) -> Option<Result<(), String>> {
+        let result = match option {
+            "max_vls" => parse_num(value, 0, 15).map(|v| self.max_vls = v as u8),
+            "balance_vls" => parse_bool(value).map(|v| self.balance_vls = v),
+            "best_effort" => parse_bool(value).map(|v| self.best_effort = v),
+            _ => return None,
+        };
+        Some(result)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PsspConfig {
+    /// Assign paths to virtual layers so that no layer has a credit loop.
+    pub deadlock_removal: bool,
+    pub layering: VlLayeringConfig,
+    /// Seed of the order in which destinations are routed (0: LID order).
+    pub seed: u64,
+}
+
 impl Default for PsspConfig {
     fn default() -> Self {
-        PsspConfig { max_vls: 0, deadlock_removal: true, balance_vls: true, seed: 0, best_effort: false }
+        PsspConfig { deadlock_removal: true, layering: VlLayeringConfig::default(), seed: 0 }
+    }
+}
+
+/// How `layered` makes its multipath routing deadlock-free (§5.2 of the
+/// Slim Fly paper).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayeredDeadlock {
+    /// The virtual-layer pass `pssp` uses (DFSSSP's scheme): as many VLs as
+    /// the paths' dependencies need.
+    VlLayers,
+    /// Three VL classes by hop position (first, second, third inter-switch
+    /// hop), told apart with a proper switch colouring carried in the SL;
+    /// any number of routing layers, paths of at most 3 switch hops.
+    HopPosition,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayeredConfig {
+    pub deadlock: LayeredDeadlock,
+    /// Options of the `VlLayers` scheme (`layered.max_vls` also bounds the
+    /// VLs `HopPosition` spreads its three classes over).
+    pub layering: VlLayeringConfig,
+    /// Seed of the random order within a priority level (§B.1.2).
+    pub seed: u64,
+}
+
+impl Default for LayeredConfig {
+    fn default() -> Self {
+        LayeredConfig { deadlock: LayeredDeadlock::VlLayers, layering: VlLayeringConfig::default(), seed: 1 }
     }
 }
 
@@ -62,6 +118,7 @@ impl Default for DumpConfig {
 pub struct Config {
     pub dla: DlaConfig,
     pub pssp: PsspConfig,
+    pub layered: LayeredConfig,
     pub dump: DumpConfig,
 }
 
@@ -86,7 +143,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Names of the engines whose options live in the file.
-const ENGINE_SECTIONS: &[&str] = &["dla", "pssp"];
+const ENGINE_SECTIONS: &[&str] = &["dla", "pssp", "layered"];
 
 /// What reading a configuration yields: the options (defaults where a line
 /// was bad) and every problem found.
@@ -157,13 +214,26 @@ impl Config {
     }
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let shared = match key.split_once('.') {
+            Some(("pssp", option)) => self.pssp.layering.set(option, value),
+            Some(("layered", option)) => self.layered.layering.set(option, value),
+            _ => None,
+        };
+        if let Some(result) = shared {
+            return result;
+        }
         match key {
             "dla.sl" => self.dla.sl = parse_num(value, 0, 15)? as u8,
-            "pssp.max_vls" => self.pssp.max_vls = parse_num(value, 0, 15)? as u8,
             "pssp.deadlock_removal" => self.pssp.deadlock_removal = parse_bool(value)?,
-            "pssp.balance_vls" => self.pssp.balance_vls = parse_bool(value)?,
             "pssp.seed" => self.pssp.seed = parse_num(value, 0, u64::MAX)?,
-            "pssp.best_effort" => self.pssp.best_effort = parse_bool(value)?,
+            "layered.deadlock" => {
+                self.layered.deadlock = match value {
+                    "vl_layers" => LayeredDeadlock::VlLayers,
+                    "hop_position" => LayeredDeadlock::HopPosition,
+                    _ => return Err(format!("value '{value}' is not vl_layers or hop_position")),
+                }
+            }
+            "layered.seed" => self.layered.seed = parse_num(value, 0, u64::MAX)?,
             "dump.max_path_sl_lines" => self.dump.max_path_sl_lines = parse_num(value, 0, u64::MAX)?,
             _ => return Err(format!("unknown key; known keys are: {} (see README, section Configuration)", KEYS.join(", "))),
         }
@@ -179,6 +249,11 @@ pub const KEYS: &[&str] = &[
     "pssp.balance_vls",
     "pssp.seed",
     "pssp.best_effort",
+    "layered.deadlock",
+    "layered.max_vls",
+    "layered.balance_vls",
+    "layered.best_effort",
+    "layered.seed",
     "dump.max_path_sl_lines",
 ];
 
@@ -235,11 +310,25 @@ mod tests {
         let loaded = Config::parse("pssp.max_vls 4\npssp.deadlock_removal FALSE\npssp.best_effort yes\npssp.seed 9\n", "x");
         assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
         let p = &loaded.config.pssp;
-        assert_eq!((p.max_vls, p.deadlock_removal, p.balance_vls, p.seed, p.best_effort), (4, false, true, 9, true));
+        let l = &p.layering;
+        assert_eq!((l.max_vls, p.deadlock_removal, l.balance_vls, p.seed, l.best_effort), (4, false, true, 9, true));
         let bad = Config::parse("pssp.balance_vls maybe\n", "x");
         assert!(bad.errors[0].message.contains("TRUE or FALSE"));
         assert_eq!(bad.errors_for("pssp").count(), 1);
         assert_eq!(bad.errors_for("dla").count(), 0);
+    }
+
+    #[test]
+    fn layered_options() {
+        let loaded = Config::parse("layered.deadlock hop_position\nlayered.max_vls 6\nlayered.seed 3\n", "x");
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        let l = &loaded.config.layered;
+        assert_eq!((l.deadlock, l.layering.max_vls, l.seed), (LayeredDeadlock::HopPosition, 6, 3));
+        assert_eq!(loaded.config.pssp, PsspConfig::default(), "layered keys leave pssp alone");
+        let bad = Config::parse("layered.deadlock dfsssp\n", "x");
+        assert!(bad.errors[0].message.contains("vl_layers or hop_position"), "{:?}", bad.errors);
+        assert_eq!(bad.errors_for("layered").count(), 1);
+        assert_eq!(bad.errors_for("pssp").count(), 0);
     }
 
     #[test]

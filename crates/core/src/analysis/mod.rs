@@ -3,5 +3,6 @@
 
 pub mod credit;
 pub mod ebb;
+pub mod layers;
 pub mod paths;
 pub mod report;

@@ -3,3 +3,4 @@
 
 pub mod dynamic_dag;
 pub mod layers;
+pub mod vl_layers;

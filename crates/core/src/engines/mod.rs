@@ -1,6 +1,7 @@
 //! The routing engines, by the names users type in `routing_engine`.
 
 pub mod dla;
+pub mod layered;
 pub mod pssp;
 
 use crate::config::Config;
@@ -27,6 +28,11 @@ pub static ENGINES: &[EngineInfo] = &[
         name: pssp::NAME,
         summary: "P-SSSP: globally balanced minimal paths, deadlock-free by virtual layers (SLs/VLs)",
         route: pssp::route,
+    },
+    EngineInfo {
+        name: layered::NAME,
+        summary: "Slim Fly layered multipath: minimal layer 0, almost-minimal paths on LID offsets 1..2^LMC-1",
+        route: layered::route,
     },
 ];
 

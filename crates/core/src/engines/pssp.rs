@@ -16,12 +16,12 @@
 //! prefer channels the port's earlier LIDs did not use, so its LIDs take
 //! different paths where the topology offers them.
 
-use crate::config::{Config, PsspConfig};
-use crate::deadlock::layers::{assign_layers, LayerOptions, LayeringError};
+use crate::config::Config;
+use crate::deadlock::vl_layers;
 use crate::error::Error;
-use crate::fabric::{describe, Fabric, Peer, PortRef};
+use crate::fabric::{Fabric, Peer, PortRef};
 use crate::rng::Rng;
-use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, NO_PATH, NUM_SLS};
+use crate::routing::{PathSl, Routing, NO_PATH};
 
 pub const NAME: &str = "pssp";
 
@@ -196,81 +196,16 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     }
     let max_load = load.iter().max().copied().unwrap_or(0);
     let lid_order: Vec<u16> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
-    let routing = layered(fabric, lfts, &lid_order, opts)?;
+    let routing = if opts.deadlock_removal {
+        vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)?
+    } else {
+        log::warn!("{NAME}: deadlock removal is off (pssp.deadlock_removal FALSE): the routing may have credit loops");
+        Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) }
+    };
     log::info!(
         "{NAME}: {} LIDs routed on minimal paths, edge forwarding index {max_load}, {} SLs/VLs",
         lid_order.len(),
         routing.vls_needed()
     );
     Ok(routing)
-}
-
-/// SL i on VL i for the first `layers` SLs, VL 0 for the rest.
-fn layer_table(layers: u8) -> SlVlTable {
-    std::array::from_fn(|sl| if sl < layers as usize { sl as u8 } else { 0 })
-}
-
-/// Applies the deadlock-removal pass (when on) and builds the routing.
-fn layered(fabric: &Fabric, lfts: Vec<Vec<u8>>, lid_order: &[u16], opts: &PsspConfig) -> Result<Routing, Error> {
-    let flat = |lfts| Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) };
-    if !opts.deadlock_removal {
-        log::warn!("{NAME}: deadlock removal is off (pssp.deadlock_removal FALSE): the routing may have credit loops");
-        return Ok(flat(lfts));
-    }
-    let budget = fabric.vl_budget();
-    let mut max_layers = budget.usable();
-    if opts.max_vls > 0 {
-        if opts.max_vls > max_layers {
-            log::warn!(
-                "{NAME}: pssp.max_vls {} is more than the {max_layers} VLs available; using {max_layers}",
-                opts.max_vls
-            );
-        }
-        max_layers = max_layers.min(opts.max_vls);
-    }
-    let layer_opts = LayerOptions { max_layers, balance: opts.balance_vls, best_effort: opts.best_effort };
-    let layering = assign_layers(fabric, &lfts, lid_order, &layer_opts).map_err(|e| match e {
-        LayeringError::OutOfLayers { .. } => {
-            let why = if !budget.sl2vl_programmed {
-                "OpenSM programs SL2VL tables only with QoS on: set `qos TRUE` in opensm.conf".to_string()
-            } else if opts.max_vls > 0 && opts.max_vls < budget.usable() {
-                format!("pssp.max_vls is {}: raise it (the fabric offers {})", opts.max_vls, budget.usable())
-            } else {
-                format!("the fabric offers {}: {}", budget.data_vls, budget.limited_by)
-            };
-            Error::declined(
-                NAME,
-                format!("{e}; {why}, or set pssp.best_effort TRUE to route anyway without deadlock freedom"),
-            )
-        }
-        LayeringError::Undeliverable { switch, dlid } => Error::declined(
-            NAME,
-            format!(
-                "internal error: the computed tables do not deliver LID {dlid} from {}",
-                describe(fabric.node(fabric.switches()[switch]))
-            ),
-        ),
-    })?;
-    if layering.unplaced_paths > 0 {
-        log::error!(
-            "{NAME}: BEST EFFORT: {} of {} paths fit in no virtual layer and share the last one; \
-             this routing is NOT guaranteed deadlock-free (pssp.best_effort is TRUE)",
-            layering.unplaced_paths,
-            layering.paths
-        );
-    }
-    log::info!(
-        "{NAME}: deadlock removal needed {} virtual layers, paths spread over {}",
-        layering.layers_needed,
-        layering.layers_used
-    );
-    if layering.layers_used <= 1 {
-        return Ok(flat(lfts));
-    }
-    let table = layer_table(layering.layers_used);
-    let mut sl2vl = Sl2Vl::new(fabric, table);
-    for sl in 0..NUM_SLS as u8 {
-        sl2vl.set_ca(sl, table[sl as usize]);
-    }
-    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(layering.sls) })
 }

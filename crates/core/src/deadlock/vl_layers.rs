@@ -1,0 +1,92 @@
+//! The virtual-layer deadlock removal as engines apply it to their tables:
+//! how many VLs it may use, the SL-to-VL tables (SL i on VL i), and the
+//! decline messages that say which setting to change.
+
+use super::layers::{assign_layers, LayerOptions, LayeringError};
+use crate::config::VlLayeringConfig;
+use crate::error::Error;
+use crate::fabric::{describe, Fabric};
+use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};
+
+/// The VLs `engine` may use: what the fabric offers, bounded by the
+/// engine's `max_vls` option (0: no bound).
+pub fn vls_allowed(engine: &str, fabric: &Fabric, max_vls: u8) -> u8 {
+    let usable = fabric.vl_budget().usable();
+    if max_vls == 0 {
+        return usable;
+    }
+    if max_vls > usable {
+        log::warn!("{engine}: {engine}.max_vls {max_vls} is more than the {usable} VLs available; using {usable}");
+    }
+    usable.min(max_vls)
+}
+
+/// Why a routing needing more VLs than `allowed` cannot have them, and
+/// what to change: the QoS setting, the engine's `max_vls`, or the fabric.
+pub fn why_too_few_vls(engine: &str, fabric: &Fabric, max_vls: u8) -> String {
+    let budget = fabric.vl_budget();
+    if !budget.sl2vl_programmed {
+        "OpenSM programs SL2VL tables only with QoS on: set `qos TRUE` in opensm.conf".to_string()
+    } else if max_vls > 0 && max_vls < budget.usable() {
+        format!("{engine}.max_vls is {max_vls}: raise it (the fabric offers {})", budget.usable())
+    } else {
+        format!("the fabric offers {}: {}", budget.data_vls, budget.limited_by)
+    }
+}
+
+/// SL i on VL i for the first `layers` SLs, VL 0 for the rest.
+fn layer_table(layers: u8) -> SlVlTable {
+    std::array::from_fn(|sl| if sl < layers as usize { sl as u8 } else { 0 })
+}
+
+/// Puts every path of `lfts` (source switch → LID, placed in `lid_order`)
+/// on a virtual layer so that no layer has a credit loop, and builds the
+/// routing: path SL = layer, SL i on VL i everywhere.
+pub fn make_deadlock_free(
+    engine: &str,
+    fabric: &Fabric,
+    lfts: Vec<Vec<u8>>,
+    lid_order: &[u16],
+    opts: &VlLayeringConfig,
+) -> Result<Routing, Error> {
+    let max_layers = vls_allowed(engine, fabric, opts.max_vls);
+    let layer_opts = LayerOptions { max_layers, balance: opts.balance_vls, best_effort: opts.best_effort };
+    let layering = assign_layers(fabric, &lfts, lid_order, &layer_opts).map_err(|e| match e {
+        LayeringError::OutOfLayers { .. } => Error::declined(
+            engine,
+            format!(
+                "{e}; {}, or set {engine}.best_effort TRUE to route anyway without deadlock freedom",
+                why_too_few_vls(engine, fabric, opts.max_vls)
+            ),
+        ),
+        LayeringError::Undeliverable { switch, dlid } => Error::declined(
+            engine,
+            format!(
+                "internal error: the computed tables do not deliver LID {dlid} from {}",
+                describe(fabric.node(fabric.switches()[switch]))
+            ),
+        ),
+    })?;
+    if layering.unplaced_paths > 0 {
+        log::error!(
+            "{engine}: BEST EFFORT: {} of {} paths fit in no virtual layer and share the last one; \
+             this routing is NOT guaranteed deadlock-free ({engine}.best_effort is TRUE)",
+            layering.unplaced_paths,
+            layering.paths
+        );
+    }
+    log::info!(
+        "{engine}: deadlock removal needed {} virtual layers, paths spread over {}",
+        layering.layers_needed,
+        layering.layers_used
+    );
+    if layering.layers_used <= 1 {
+        return Ok(Routing { engine: engine.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) });
+    }
+    let table = layer_table(layering.layers_used);
+    let mut sl2vl = Sl2Vl::new(fabric, table);
+    for sl in 0..NUM_SLS as u8 {
+        sl2vl.set_ca(sl, table[sl as usize]);
+    }
+    Ok(Routing { engine: engine.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(layering.sls) })
+}

@@ -1,0 +1,198 @@
+//! The three-class deadlock avoidance of §5.2 (after Duato): the first,
+//! second and third inter-switch hop of every path use disjoint sets of
+//! VLs, so every channel dependency goes from a lower class to a higher
+//! one and none can close a cycle, however many routing layers there are.
+//!
+//! A switch knows it makes the first hop when the packet came from a host
+//! (or from its own port 0). Second and third hops are told apart by the
+//! SL: switches get a proper colouring (neighbours differ), colours are
+//! SLs, and a path's SL is the colour of its second switch. A switch that
+//! forwards between two inter-switch ports is the second hop iff the SL
+//! is its own colour; the third switch is a neighbour of the second, so
+//! its colour differs. That needs paths of at most 3 inter-switch hops
+//! and at most 16 colours.
+
+use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
+use crate::error::Error;
+use crate::fabric::{describe, Fabric, Peer};
+use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
+
+/// The longest path (in inter-switch hops) the scheme can handle.
+const MAX_HOPS: usize = 3;
+
+/// A proper colouring by DSatur (most differently coloured neighbours
+/// first, then most neighbours, then lowest GUID), the lowest free colour
+/// each time. Returns the colour of every switch index.
+pub fn colour_switches(fabric: &Fabric) -> Vec<u8> {
+    let adj = fabric.switch_adjacency();
+    let n = adj.len();
+    let guid = |s: usize| fabric.node(fabric.switches()[s]).guid;
+    let neighbours: Vec<Vec<usize>> = adj
+        .iter()
+        .map(|links| {
+            let mut v: Vec<usize> = links.iter().map(|&(_, t, _)| t).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    let mut colour = vec![u8::MAX; n];
+    // Per switch, which colours its coloured neighbours have (bit set).
+    let mut seen = vec![0u32; n];
+    for _ in 0..n {
+        let pick = (0..n)
+            .filter(|&s| colour[s] == u8::MAX)
+            .max_by_key(|&s| (seen[s].count_ones(), neighbours[s].len(), std::cmp::Reverse(guid(s))))
+            .expect("an uncoloured switch is left");
+        let c = (!seen[pick]).trailing_zeros().min(u8::MAX as u32 - 1) as u8;
+        colour[pick] = c;
+        for &t in &neighbours[pick] {
+            if c < 32 {
+                seen[t] |= 1 << c;
+            }
+        }
+    }
+    colour
+}
+
+/// VLs of the three hop classes: `vls` (≥ 3) split into three runs, the
+/// first hops (which every multi-switch path takes) getting any spare VL
+/// before the second.
+fn class_vls(vls: u8) -> [Vec<u8>; 3] {
+    let base = vls / 3;
+    let extra = vls % 3;
+    let sizes = [base + u8::from(extra >= 1), base + u8::from(extra >= 2), base];
+    let mut next = 0;
+    sizes.map(|size| {
+        let run = (next..next + size).collect();
+        next += size;
+        run
+    })
+}
+
+/// The SL-to-VL table of one hop class: SLs spread over its VLs.
+fn class_table(vls: &[u8]) -> SlVlTable {
+    std::array::from_fn(|sl| vls[sl % vls.len()])
+}
+
+/// Inter-switch hops from switch `s` to `dlid` and the second switch on
+/// the way (None when the path stays on `s`); Err when the tables do not
+/// deliver.
+fn trace(lfts: &[Vec<u8>], peers: &[Vec<Option<Peer>>], s: usize, dlid: u16) -> Result<(usize, Option<usize>), ()> {
+    let mut at = s;
+    let mut second = None;
+    for hops in 0..=lfts.len() {
+        let port = *lfts[at].get(dlid as usize).ok_or(())?;
+        match peers[at].get(port as usize).copied().flatten() {
+            Some(Peer::Switch(next)) if port != 0 => {
+                if hops == 0 {
+                    second = Some(next);
+                }
+                at = next;
+            }
+            _ if port == crate::routing::NO_PATH => return Err(()),
+            _ => return Ok((hops, second)),
+        }
+    }
+    Err(())
+}
+
+pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Vec<u8>>, max_vls: u8) -> Result<Routing, Error> {
+    let vls = vls_allowed(engine, fabric, max_vls);
+    if vls < 3 {
+        return Err(Error::declined(
+            engine,
+            format!(
+                "the hop-position scheme needs 3 VLs, {vls} are usable ({}); \
+                 or set {engine}.deadlock vl_layers",
+                why_too_few_vls(engine, fabric, max_vls)
+            ),
+        ));
+    }
+    let colour = colour_switches(fabric);
+    let colours = colour.iter().copied().max().map_or(0, |c| c as usize + 1);
+    if colours > NUM_SLS {
+        return Err(Error::declined(
+            engine,
+            format!(
+                "the hop-position scheme needs a switch colouring with at most {NUM_SLS} colours (one per SL); \
+                 the best found has {colours}; set {engine}.deadlock vl_layers"
+            ),
+        ));
+    }
+    let peers = fabric.switch_port_peers();
+    let mut sls = SwitchSls::new(fabric);
+    let dlids: Vec<u16> =
+        fabric.end_ports().flat_map(|(_, p)| (0..p.lid_count()).map(move |k| p.lid + k as u16)).collect();
+    let mut too_long = (0usize, None);
+    for s in 0..lfts.len() {
+        for &dlid in &dlids {
+            let (hops, second) = trace(&lfts, &peers, s, dlid).map_err(|()| {
+                Error::declined(
+                    engine,
+                    format!(
+                        "internal error: the computed tables do not deliver LID {dlid} from {}",
+                        describe(fabric.node(fabric.switches()[s]))
+                    ),
+                )
+            })?;
+            if hops > MAX_HOPS {
+                too_long.0 += 1;
+                too_long.1.get_or_insert((s, dlid, hops));
+            }
+            sls.set(s, dlid, second.map_or(0, |t| colour[t]));
+        }
+    }
+    if let (count, Some((s, dlid, hops))) = too_long {
+        return Err(Error::declined(
+            engine,
+            format!(
+                "the hop-position scheme handles paths of at most {MAX_HOPS} switch hops, but {count} paths are longer \
+                 (e.g. {hops} hops from {} to LID {dlid}); the fabric's diameter must be at most 2 \
+                 (a Slim Fly's is); set {engine}.deadlock vl_layers",
+                describe(fabric.node(fabric.switches()[s]))
+            ),
+        ));
+    }
+    let [first, second, third] = class_vls(vls);
+    let first_table = class_table(&first);
+    let mut sl2vl = Sl2Vl::new(fabric, first_table);
+    for (s, ports) in peers.iter().enumerate() {
+        let mine = colour[s] as usize;
+        let transit: SlVlTable =
+            std::array::from_fn(|sl| if sl == mine { second[sl % second.len()] } else { third[sl % third.len()] });
+        let links: Vec<u8> =
+            (1..ports.len()).filter(|&p| matches!(ports[p], Some(Peer::Switch(_)))).map(|p| p as u8).collect();
+        for &i in &links {
+            for &o in &links {
+                sl2vl.set_switch(s, i, o, transit);
+            }
+        }
+    }
+    for sl in 0..NUM_SLS as u8 {
+        sl2vl.set_ca(sl, first_table[sl as usize]);
+    }
+    log::info!(
+        "{engine}: hop-position deadlock avoidance: {colours} switch colours = SLs, VLs {:?} / {:?} / {:?} for first / second / third hops",
+        first,
+        second,
+        third
+    );
+    Ok(Routing { engine: engine.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(sls) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_disjoint_and_cover_the_vls() {
+        for vls in 3..=15u8 {
+            let classes = class_vls(vls);
+            let all: Vec<u8> = classes.iter().flatten().copied().collect();
+            assert_eq!(all, (0..vls).collect::<Vec<_>>());
+            assert!(classes.iter().all(|c| !c.is_empty()));
+        }
+        assert_eq!(class_vls(4), [vec![0, 1], vec![2], vec![3]]);
+    }
+}

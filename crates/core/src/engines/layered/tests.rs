@@ -1,0 +1,162 @@
+use super::*;
+use crate::analysis::report::analyze;
+use crate::config::LayeredDeadlock;
+use crate::fabric::VlBudget;
+use crate::gen::{self, slimfly::slimfly};
+
+fn fabric(builder: crate::FabricBuilder, lmc: u8, vls: u8) -> Fabric {
+    let mut b = builder;
+    b.assign_lids_sequential(lmc).unwrap();
+    b.set_lmc(lmc);
+    b.set_vl_budget(VlBudget { data_vls: vls, limited_by: format!("the test offers {vls}"), ..VlBudget::default() });
+    b.build().unwrap()
+}
+
+fn config(deadlock: LayeredDeadlock) -> Config {
+    let mut c = Config::default();
+    c.layered.deadlock = deadlock;
+    c
+}
+
+/// Routes, then checks delivery and credit loops the way `check` does.
+fn route_checked(f: &Fabric, deadlock: LayeredDeadlock) -> Routing {
+    let r = route(f, &config(deadlock)).unwrap();
+    let report = analyze(f, &r);
+    assert!(report.delivered(), "{:?}", report.failures);
+    assert!(report.credit_loop.is_none(), "{deadlock:?}: credit loop {:?}", report.credit_loop);
+    r
+}
+
+#[test]
+fn slim_fly_layers_are_loop_free_with_either_scheme() {
+    let f = fabric(slimfly(5, 2).unwrap(), 2, 8);
+    let vl = route_checked(&f, LayeredDeadlock::VlLayers);
+    let hop = route_checked(&f, LayeredDeadlock::HopPosition);
+    assert_eq!(vl.lfts, hop.lfts, "the scheme changes SLs and VLs, not paths");
+    let report = analyze(&f, &hop);
+    assert!(report.max_hops() <= 3, "hop-position needs ≤ 3 hops, got {}", report.max_hops());
+    assert_eq!(hop.vls_needed(), 8, "the three hop classes spread over all VLs offered");
+    let mut three = config(LayeredDeadlock::HopPosition);
+    three.layered.layering.max_vls = 3;
+    let r = route(&f, &three).unwrap();
+    assert_eq!(r.vls_needed(), 3);
+    assert!(analyze(&f, &r).credit_loop.is_none());
+}
+
+#[test]
+fn layer_zero_is_minimal_and_later_layers_almost_minimal() {
+    let f = fabric(slimfly(5, 1).unwrap(), 2, 8);
+    let (order, layers) = layers_for(&f, &Config::default()).unwrap();
+    let g = &order.graph;
+    assert_eq!(layers.count(), 4);
+    let (mut longer, mut pairs) = (0, 0);
+    for s in 0..g.len() {
+        for d in (0..g.len()).filter(|&d| d != s) {
+            let minimal = g.dist(s, d) as usize;
+            assert_eq!(layers.path_len(0, s, d), Some(minimal));
+            for l in 1..4 {
+                let len = layers.path_len(l, s, d).unwrap();
+                if minimal == 1 {
+                    // The Hoffman–Singleton graph has girth 5: adjacent
+                    // switches have no path of 2 or 3 hops besides the link.
+                    assert_eq!(len, 1);
+                    continue;
+                }
+                assert!(len == 2 || len == 3, "{s}->{d} layer {l}: {len} hops");
+                pairs += 1;
+                longer += usize::from(len == 3);
+            }
+        }
+    }
+    // The rest are sub-paths of earlier almost-minimal paths (§B.1.4).
+    assert!(longer * 2 > pairs, "{longer} of {pairs} distance-2 paths have 3 hops");
+}
+
+#[test]
+fn layer_l_is_lid_offset_l() {
+    let f = fabric(slimfly(5, 1).unwrap(), 1, 8);
+    let r = route(&f, &Config::default()).unwrap();
+    let (order, layers) = layers_for(&f, &Config::default()).unwrap();
+    let ca = f.cas().next().unwrap();
+    let port = f.node(ca).port(1).unwrap();
+    let dest = order.rank_of[f.switch_index(port.remote.unwrap().node).unwrap()];
+    for s in 0..f.switches().len() {
+        if order.rank_of[s] == dest {
+            continue;
+        }
+        for l in 0..2u16 {
+            let out = r.lfts[s][(port.lid + l) as usize];
+            let peer = f.node(f.switches()[s]).port(out).unwrap().remote.unwrap();
+            let next = order.rank_of[f.switch_index(peer.node).unwrap()];
+            assert_eq!(Some(next), layers.next(l as usize, order.rank_of[s], dest));
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_tables_other_seed_other_tables() {
+    let f = fabric(slimfly(5, 1).unwrap(), 2, 8);
+    let a = route(&f, &Config::default()).unwrap();
+    let b = route(&f, &Config::default()).unwrap();
+    assert_eq!(a.lfts, b.lfts);
+    let mut other = Config::default();
+    other.layered.seed = 99;
+    assert_ne!(a.lfts, route(&f, &other).unwrap().lfts);
+}
+
+#[test]
+fn lmc_zero_routes_one_minimal_layer() {
+    let f = fabric(slimfly(5, 1).unwrap(), 0, 8);
+    let r = route_checked(&f, LayeredDeadlock::VlLayers);
+    assert!(analyze(&f, &r).max_hops() <= 2);
+}
+
+#[test]
+fn hop_position_declines_without_three_vls_or_on_long_paths() {
+    let f = fabric(slimfly(5, 1).unwrap(), 1, 2);
+    let e = route(&f, &config(LayeredDeadlock::HopPosition)).unwrap_err().to_string();
+    assert!(e.contains("needs 3 VLs") && e.contains("vl_layers"), "{e}");
+    // A 3-D HyperX has diameter 3: almost-minimal paths of 4 hops.
+    let f = fabric(gen::hyperx::hyperx(&[3, 3, 3], &[1, 1, 1], 1).unwrap(), 1, 8);
+    let e = route(&f, &config(LayeredDeadlock::HopPosition)).unwrap_err().to_string();
+    assert!(e.contains("at most 3 switch hops"), "{e}");
+    route_checked(&f, LayeredDeadlock::VlLayers);
+}
+
+#[test]
+fn parallel_links_and_shuffled_ports_still_loop_free() {
+    let mut b = gen::hyperx::hyperx(&[3, 3], &[2, 1], 2).unwrap();
+    b = gen::shuffle_ports(&b, 5);
+    let f = fabric(b, 2, 8);
+    route_checked(&f, LayeredDeadlock::VlLayers);
+    route_checked(&f, LayeredDeadlock::HopPosition);
+}
+
+#[test]
+fn disconnected_fabric_is_declined_by_name() {
+    let mut b = crate::FabricBuilder::new();
+    for i in 0..2u64 {
+        let sw = b.add_node(crate::NodeKind::Switch, 0x10 + i, format!("sw{i}"), 2);
+        let ca = b.add_node(crate::NodeKind::Ca, 0x100 + i, format!("h{i}"), 1);
+        b.connect(crate::PortRef::new(ca, 1), crate::PortRef::new(sw, 1)).unwrap();
+    }
+    let f = fabric(b, 0, 8);
+    let e = route(&f, &Config::default()).unwrap_err().to_string();
+    assert!(e.contains("no path between them"), "{e}");
+}
+
+#[test]
+fn slim_fly_disjoint_paths_grow_with_layers() {
+    // Hoffman–Singleton (q = 5): 350 of the 2,450 ordered switch pairs are
+    // adjacent and have a single path of ≤ 3 hops, so at most 85.7 % of
+    // pairs can reach 3 disjoint paths.
+    let share = |lmc| {
+        let f = fabric(slimfly(5, 4).unwrap(), lmc, 8);
+        let r = route(&f, &Config::default()).unwrap();
+        let report = crate::analysis::layers::layer_report(&f, &r);
+        assert_eq!((report.pairs, report.undelivered), (2450, 0));
+        report.disjoint_at_least(3)
+    };
+    let (four, eight) = (share(2), share(3));
+    assert!(four > 0.5 && eight > 0.8 && eight <= 2100.0 / 2450.0, "{four} {eight}");
+}

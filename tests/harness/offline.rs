@@ -1,0 +1,31 @@
+//! Rebuilding a live run offline: the fabric as an operator would (the
+//! net file plus OpenSM's guid2lid cache), and comparing an offline
+//! routing with what the switches were programmed with.
+
+use osmroute_core::io::guid2lid::Guid2Lid;
+use osmroute_core::io::netfile;
+use osmroute_core::{Fabric, Routing};
+
+use super::OpenSm;
+
+/// `net` with the LIDs OpenSM assigned, read from its guid2lid cache; it
+/// must give the LIDs the read-back fabric has.
+pub fn fabric_with_opensm_lids(osm: &OpenSm, net: &str, read_back: &Fabric) -> Fabric {
+    let mut builder = netfile::read(net).expect("net file");
+    let guid2lid = std::fs::read_to_string(osm.dir.join("cache/guid2lid")).expect("OpenSM's guid2lid");
+    Guid2Lid::read(&guid2lid).expect("guid2lid parses").apply(&mut builder).expect("every port in guid2lid");
+    let fabric = builder.build().expect("fabric");
+    let lids = |f: &Fabric| f.lids().map(|(l, o)| (l, f.node(o.node).guid)).collect::<Vec<_>>();
+    assert_eq!(lids(&fabric), lids(read_back), "guid2lid gives the LIDs the switches route");
+    fabric
+}
+
+/// Every LID's entry on every switch of `offline` equals the read-back one
+/// (both fabrics list their switches in net-file order).
+pub fn assert_same_lfts(fabric: &Fabric, offline: &Routing, read: &Routing) {
+    for (s, (ours, theirs)) in offline.lfts.iter().zip(&read.lfts).enumerate() {
+        for (lid, _) in fabric.lids() {
+            assert_eq!(ours[lid as usize], theirs[lid as usize], "switch #{s}, LID {lid}");
+        }
+    }
+}

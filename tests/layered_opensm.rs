@@ -1,0 +1,159 @@
+//! `routing_engine layered` in the distribution's OpenSM on ibsim: with
+//! `lmc 2` and `lmc 3` the tables for every LID offset (layer) read back
+//! from the simulated switches equal an offline run on OpenSM's LIDs,
+//! and ibdmchk and `osmroute check` find no credit loop, with either
+//! deadlock scheme; with `lmc 0` one layer and a hint; refusals fall back.
+
+mod harness;
+
+use std::process::Command;
+use std::time::Duration;
+
+use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
+use harness::readback::{ibdmchk_lmc, ibdmchk_lmc_with, read_back, sl2vl_rows, with_enhanced_port0};
+use harness::{build_dir, OpenSm, Sim};
+use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
+use osmroute_core::fabric::Peer;
+use osmroute_core::{Config, Fabric, Routing};
+
+const ROUTED: &str = "layered tables configured on all switches";
+const UP: &str = "SUBNET UP";
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+/// A Slim Fly q = 5 (50 switches) with one host per switch, shuffled
+/// ports, and switches with enhanced port 0: with `lmc_esp0 TRUE` OpenSM
+/// gives their port 0 an LID range too, which ibdmchk's `-l` assumes of
+/// every port.
+fn slim_fly() -> String {
+    let out = Command::new(build_dir().join("osmroute"))
+        .args(["gen", "slimfly", "--q", "5", "--p", "1", "--shuffle-ports", "--seed", "3"])
+        .output()
+        .expect("run osmroute gen");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    with_enhanced_port0(&String::from_utf8(out.stdout).expect("net file text"))
+}
+
+fn osmroute(args: &[&str]) -> (bool, String) {
+    let out = Command::new(build_dir().join("osmroute")).args(args).output().expect("run osmroute");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn assert_no_errors(osm: &OpenSm) {
+    let errors: Vec<String> = osm.log().lines().filter(|l| l.contains("ERR")).map(String::from).collect();
+    assert!(errors.is_empty(), "ERR lines in OpenSM's log: {errors:#?}");
+}
+
+/// Routes the Slim Fly with `layered` at `lmc` and the given osmroute.conf,
+/// then checks the tables, SLs and credit loops. Returns what was routed.
+fn check_layered(name: &str, lmc: u8, conf: &str) -> (Sim, Fabric, Routing) {
+    let net = slim_fly();
+    let mut sim = Sim::start(name, &net);
+    let lmc_line = format!("lmc {lmc}");
+    // lmc_esp0: switches get 2^LMC LIDs too, as ibdmchk's `-l` expects.
+    let osm = sim.opensm_configured(&["routing_engine layered", "qos TRUE", &lmc_line, "lmc_esp0 TRUE"], conf);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED), "layered did not configure the tables");
+    assert_no_errors(&osm);
+
+    // Every LID of every port, i.e. every layer, as an offline run says.
+    let (read_fabric, read) = read_back(&sim, &net);
+    let fabric = fabric_with_opensm_lids(&osm, &net, &read_fabric);
+    let config = Config::parse(conf, "test").config;
+    let offline = osmroute_core::engines::route("layered", &fabric, &config).expect("offline layered");
+    assert_same_lfts(&fabric, &offline, &read);
+    let dumped = switch_sl::read(&fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
+    assert_eq!(dumped, offline.path_sl, "path SLs");
+    // The layers are different routes, not copies of layer 0.
+    let ca_lids: Vec<u16> =
+        fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(_, p)| p.lid).collect();
+    let differing = ca_lids
+        .iter()
+        .filter(|&&lid| read.lfts.iter().any(|t| (1..1 << lmc).any(|l: u16| t[(lid + l) as usize] != t[lid as usize])))
+        .count();
+    assert_eq!(differing, ca_lids.len(), "every port's other LIDs take other paths somewhere");
+
+    // SL2VL as programmed on a switch: what the routing asked for.
+    let sl2vl = offline.sl2vl.as_ref().expect("layered programs SL2VL");
+    let peers = fabric.switch_port_peers();
+    let s = 0;
+    let lid = fabric.node(fabric.switches()[s]).port(0).unwrap().lid;
+    let out = (1..peers[s].len()).find(|&p| matches!(peers[s][p], Some(Peer::Switch(_)))).unwrap() as u8;
+    let rows = sl2vl_rows(&sim, lid, out);
+    assert!(rows.len() > 1, "smpquery sl2vl gave {rows:?}");
+    for (inp, vls) in rows.iter().filter(|(i, _)| *i != 0 && *i != out) {
+        assert_eq!(&vls[..16], &sl2vl.switch_table(s, *inp, out)[..], "switch #{s} in {inp} out {out}");
+    }
+
+    // Credit loops: ibdmchk, and osmroute check on the plugin's files.
+    // ibdmchk looks at base LIDs only unless told the LMC.
+    let lmc_arg = lmc.to_string();
+    let report = ibdmchk_lmc(&osm.dir, lmc);
+    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    let paths = 50 * 49 * (1 << lmc);
+    assert!(report.contains(&format!("Scanned:{paths} CA to CA paths")), "ibdmchk: {report}");
+    // The check has teeth: the same paths all on VL 0 have credit loops.
+    let flat: String = osm
+        .file("osmroute-sl2vl.txt")
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            format!("{} {} {} {}\n", w[0], w[1], w[2], ["0x00"; 8].join(" "))
+        })
+        .collect();
+    std::fs::write(osm.dir.join("osmroute-sl2vl.txt.flat"), flat).unwrap();
+    let flat_report = ibdmchk_lmc_with(&osm.dir, lmc, "osmroute-sl2vl.txt.flat");
+    assert!(flat_report.contains("Found credit loop"), "ibdmchk on one VL: {flat_report}");
+    let dir = osm.dir.to_str().unwrap();
+    let (ok, check) = osmroute(&["check", dir, "--patterns", "100", "--lmc", &lmc_arg]);
+    assert!(ok && check.contains("credit loops: none"), "{check}");
+    let (ok, layers) = osmroute(&["layers", dir, "--lmc", &lmc_arg]);
+    assert!(ok, "{layers}");
+    assert!(layers.contains(&format!("{} layers", 1 << lmc)), "{layers}");
+    (sim, fabric, offline)
+}
+
+#[test]
+fn lmc_2_with_virtual_layers() {
+    check_layered("layeredvl2", 2, "");
+}
+
+#[test]
+fn lmc_3_with_virtual_layers() {
+    check_layered("layeredvl3", 3, "layered.seed 11\n");
+}
+
+#[test]
+fn lmc_2_with_hop_positions() {
+    let (_sim, _, routing) = check_layered("layeredhop2", 2, "layered.deadlock hop_position\nlayered.max_vls 3\n");
+    assert_eq!(routing.vls_needed(), 3);
+}
+
+#[test]
+fn lmc_3_with_hop_positions() {
+    check_layered("layeredhop3", 3, "layered.deadlock hop_position\n");
+}
+
+#[test]
+fn lmc_0_routes_one_layer_and_says_how_to_get_more() {
+    let net = slim_fly();
+    let mut sim = Sim::start("layered0", &net);
+    let osm = sim.opensm(&["routing_engine layered", "qos TRUE"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED));
+    let hint = osm.lines_with("layered: lmc is 0");
+    assert!(hint.len() == 1 && hint[0].contains("set `lmc 2`"), "{hint:#?}");
+}
+
+#[test]
+fn hop_positions_without_three_vls_fall_back() {
+    let net = slim_fly();
+    let mut sim = Sim::start("layeredfew", &net);
+    let osm = sim.opensm_configured(
+        &["routing_engine layered,minhop", "qos TRUE", "lmc 1"],
+        "layered.deadlock hop_position\nlayered.max_vls 2\n",
+    );
+    osm.wait_for("minhop tables configured on all switches", TIMEOUT);
+    let declines = osm.lines_with("ERR osmroute: layered declines");
+    assert_eq!(declines.len(), 1, "{declines:#?}");
+    assert!(declines[0].contains("needs 3 VLs") && declines[0].contains("layered.max_vls is 2"), "{}", declines[0]);
+}
