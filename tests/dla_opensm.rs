@@ -6,7 +6,7 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::readback::{ibdmchk, read_back, sl2vl_rows};
+use harness::readback::{ibdmchk, read_back, sl2vl_rows, write_flat_sl2vl};
 use harness::{OpenSm, Sim};
 use osmroute_core::analysis::paths::trace;
 use osmroute_core::fabric::PortRef;
@@ -141,15 +141,7 @@ fn without_the_vl_shift_ibdmchk_finds_credit_loops() {
     let mut sim = Sim::start("df-novl", &net);
     let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[]);
     osm.wait_for(UP, timeout_for(&net));
-    let flat: String = osm
-        .file("osmroute-sl2vl.txt")
-        .lines()
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            format!("{} {} {} {}\n", w[0], w[1], w[2], ["0x00"; 8].join(" "))
-        })
-        .collect();
-    std::fs::write(osm.dir.join("flat-sl2vl.txt"), flat).expect("write");
+    write_flat_sl2vl(&osm.dir, "flat-sl2vl.txt");
     let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "flat-sl2vl.txt"]);
     assert!(!report.contains("no credit loops found"), "ibdmchk: {report}");
     assert!(report.contains("Found credit loop on:"), "ibdmchk: {report}");

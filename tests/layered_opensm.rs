@@ -10,7 +10,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
-use harness::readback::{ibdmchk_lmc, ibdmchk_lmc_with, read_back, sl2vl_rows, with_enhanced_port0};
+use harness::readback::{
+    ibdmchk_lmc, ibdmchk_lmc_with, read_back, sl2vl_rows, with_enhanced_port0, write_flat_sl2vl,
+};
 use harness::{build_dir, OpenSm, Sim};
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::fabric::Peer;
@@ -92,15 +94,7 @@ fn check_layered(name: &str, lmc: u8, conf: &str) -> (Sim, Fabric, Routing) {
     let paths = 50 * 49 * (1 << lmc);
     assert!(report.contains(&format!("Scanned:{paths} CA to CA paths")), "ibdmchk: {report}");
     // The check has teeth: the same paths all on VL 0 have credit loops.
-    let flat: String = osm
-        .file("osmroute-sl2vl.txt")
-        .lines()
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            format!("{} {} {} {}\n", w[0], w[1], w[2], ["0x00"; 8].join(" "))
-        })
-        .collect();
-    std::fs::write(osm.dir.join("osmroute-sl2vl.txt.flat"), flat).unwrap();
+    write_flat_sl2vl(&osm.dir, "osmroute-sl2vl.txt.flat");
     let flat_report = ibdmchk_lmc_with(&osm.dir, lmc, "osmroute-sl2vl.txt.flat");
     assert!(flat_report.contains("Found credit loop"), "ibdmchk on one VL: {flat_report}");
     let dir = osm.dir.to_str().unwrap();

@@ -158,3 +158,17 @@ pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: &str) -> String {
     std::fs::copy(dir.join(sl2vl), out.join("osmroute-sl2vl.txt")).expect("copy sl2vl");
     ibdmchk(&out, &["-l", &lmc.to_string(), "-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"])
 }
+
+/// Writes `DIR/to`: the plugin's SL2VL file with every SL on VL 0, the same
+/// paths without their VLs, for checks that must find credit loops.
+pub fn write_flat_sl2vl(dir: &std::path::Path, to: &str) {
+    let flat: String = std::fs::read_to_string(dir.join("osmroute-sl2vl.txt"))
+        .expect("the plugin's SL2VL file")
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            format!("{} {} {} {}\n", w[0], w[1], w[2], ["0x00"; 8].join(" "))
+        })
+        .collect();
+    std::fs::write(dir.join(to), flat).expect("write the flat SL2VL file");
+}

@@ -70,6 +70,8 @@ mod tests {
         assert_eq!(first_routing_pass(dfsssp).vls_needed, Some(4));
         let pssp = "x 0x02 -> osmroute: pssp: deadlock removal needed 3 virtual layers, paths spread over 8\n";
         assert_eq!(first_routing_pass(pssp).vls_needed, Some(3));
+        let hop = "x 0x02 -> osmroute: layered: hop-position deadlock removal needed 3 VLs (one per hop class), spread over 8\n";
+        assert_eq!(first_routing_pass(hop).vls_needed, Some(3));
     }
 
     #[test]

@@ -57,20 +57,20 @@ impl SwitchGraph {
         SwitchGraph { neighbours, hosts, dist, diameter }
     }
 
-    pub fn len(&self) -> usize {
+    pub fn switch_count(&self) -> usize {
         self.neighbours.len()
     }
 
     pub fn dist(&self, s: usize, d: usize) -> u16 {
-        self.dist[s * self.len() + d]
+        self.dist[s * self.switch_count() + d]
     }
 
     /// The switches traffic starts and ends at: those with hosts (all of
     /// them when none has hosts).
     fn endpoints(&self) -> Vec<usize> {
-        let with_hosts: Vec<usize> = (0..self.len()).filter(|&s| self.hosts[s] > 0).collect();
+        let with_hosts: Vec<usize> = (0..self.switch_count()).filter(|&s| self.hosts[s] > 0).collect();
         if with_hosts.is_empty() {
-            (0..self.len()).collect()
+            (0..self.switch_count()).collect()
         } else {
             with_hosts
         }
@@ -140,11 +140,11 @@ struct LayerBuild<'a> {
 
 impl LayerBuild<'_> {
     fn get(&self, s: usize, d: usize) -> u32 {
-        self.next[d * self.g.len() + s]
+        self.next[d * self.g.switch_count() + s]
     }
 
     fn set(&mut self, s: usize, d: usize, to: usize) {
-        let n = self.g.len();
+        let n = self.g.switch_count();
         self.next[d * n + s] = to as u32;
     }
 
@@ -259,7 +259,7 @@ fn insert(b: &mut LayerBuild, w: &mut Weights, path: &[usize]) -> Vec<usize> {
 /// choices the lightest link), then adds the new routes to the weights.
 fn complete(b: &mut LayerBuild, w: &mut Weights, d: usize, order: &mut Vec<usize>, newly: &mut [bool]) {
     let g = b.g;
-    let n = g.len();
+    let n = g.switch_count();
     order.clear();
     order.push(d);
     let mut level = vec![u32::MAX; n];
@@ -310,7 +310,7 @@ fn complete(b: &mut LayerBuild, w: &mut Weights, d: usize, order: &mut Vec<usize
 /// Builds `count` layers (≥ 1); the order within a priority level comes
 /// from `seed`.
 pub fn build_layers(g: &SwitchGraph, count: usize, seed: u64) -> Layers {
-    let n = g.len();
+    let n = g.switch_count();
     let mut w = Weights { w: g.neighbours.iter().map(|l| vec![0; l.len()]).collect() };
     let mut layers = Layers { n, next: Vec::with_capacity(count), inserted: vec![0; count], no_path: vec![0; count] };
     let endpoints = g.endpoints();

@@ -172,11 +172,10 @@ pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Vec<u8>>, max
     for sl in 0..NUM_SLS as u8 {
         sl2vl.set_ca(sl, first_table[sl as usize]);
     }
+    // "deadlock removal needed N" is what `osmroute compare` reads.
     log::info!(
-        "{engine}: hop-position deadlock avoidance: {colours} switch colours = SLs, VLs {:?} / {:?} / {:?} for first / second / third hops",
-        first,
-        second,
-        third
+        "{engine}: hop-position deadlock removal needed 3 VLs (one per hop class), spread over {vls}: \
+         VLs {first:?} / {second:?} / {third:?} for first / second / third hops; {colours} switch colours = SLs"
     );
     Ok(Routing { engine: engine.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(sls) })
 }

@@ -63,7 +63,7 @@ impl GuidOrder {
     /// Two switches with hosts that cannot reach each other, if any.
     fn disconnected_pair(&self) -> Option<(usize, usize)> {
         let g = &self.graph;
-        let with_hosts: Vec<usize> = (0..g.len()).filter(|&r| g.hosts[r] > 0).collect();
+        let with_hosts: Vec<usize> = (0..g.switch_count()).filter(|&r| g.hosts[r] > 0).collect();
         let first = *with_hosts.first()?;
         with_hosts.iter().find(|&&r| g.dist(first, r) == u16::MAX).map(|&r| (self.switch_at[first], self.switch_at[r]))
     }
@@ -72,7 +72,7 @@ impl GuidOrder {
 /// The layers for the fabric's LMC, as `route` builds them.
 pub fn layers_for(fabric: &Fabric, config: &Config) -> Result<(GuidOrder, Layers), Error> {
     let order = GuidOrder::new(fabric);
-    if order.graph.len() == 0 {
+    if order.graph.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
     if let Some((a, b)) = order.disconnected_pair() {
