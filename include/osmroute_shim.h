@@ -45,6 +45,11 @@ osm_physp_t *osmroute_port_remote(const osm_physp_t *port);
 /* The switch's new LFT and its usable length (max_lid_ho + 1 entries). */
 uint8_t *osmroute_switch_new_lft(osm_switch_t *sw, uint32_t *len);
 
+/* Sets OpenSM's LMC to `lmc` and has the next heavy sweep (requested
+ * here, run right after this one) reassign every LID with it. Call only
+ * from a routing callback (the SM's own thread, under its lock). */
+void osmroute_request_lmc(osm_opensm_t *osm, uint8_t lmc);
+
 /* One log line at `level` (OSM_LOG_* bits); the message is printed as is. */
 void osmroute_log(osm_log_t *log, uint8_t level, const char *msg);
 /* Whether `level` would be printed (OpenSM's log mask). */

@@ -7,7 +7,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use osmroute_core::dumps::path_select::{self, PATH_SELECT_FILE};
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
+use osmroute_core::engines::mlid;
 use osmroute_core::dumps::{ibdmchk, PATH_SL_FILE, SL2VL_FILE};
 use osmroute_core::PathSl;
 use osmroute_core::{Config, Fabric, Routing};
@@ -28,13 +30,32 @@ pub unsafe fn enabled(osm: *mut ffi::osm_opensm_t) -> bool {
 /// # Safety
 /// `osm` must be the live OpenSM instance.
 pub unsafe fn write(osm: *mut ffi::osm_opensm_t, fabric: &Fabric, routing: &Routing, config: &Config) {
+    write_all(&dump_dir(osm), fabric, routing, config);
+}
+
+/// OpenSM's `dump_files_dir`.
+///
+/// # Safety
+/// `osm` must be the live OpenSM instance.
+unsafe fn dump_dir(osm: *mut ffi::osm_opensm_t) -> PathBuf {
     let dir_ptr = (*osm).subn.opt.dump_files_dir;
-    let dir = if dir_ptr.is_null() {
+    if dir_ptr.is_null() {
         PathBuf::from(OPENSM_DEFAULT_DUMP_DIR)
     } else {
         PathBuf::from(CStr::from_ptr(dir_ptr).to_string_lossy().into_owned())
-    };
-    write_all(&dir, fabric, routing, config);
+    }
+}
+
+/// mlid's path selection (which DLID each source uses per destination)
+/// into `dump_files_dir`.
+///
+/// # Safety
+/// `osm` must be the live OpenSM instance.
+pub unsafe fn write_path_select(osm: *mut ffi::osm_opensm_t, fabric: &Fabric) {
+    match mlid::path_selection(fabric) {
+        Ok(choices) => write_file(&dump_dir(osm).join(PATH_SELECT_FILE), |w| path_select::write(&choices, w)),
+        Err(e) => log::error!("cannot compute the path selection: {e}"),
+    }
 }
 
 fn write_all(dir: &Path, fabric: &Fabric, routing: &Routing, config: &Config) {

@@ -9,11 +9,12 @@
 //! the routing callbacks.
 
 use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use osmroute_core::config::Loaded;
-use osmroute_core::engines::EngineInfo;
+use osmroute_core::engines::{mlid, EngineInfo};
 use osmroute_core::routing::{pack_sl2vl, unpack_sl2vl};
 use osmroute_core::{Error, Fabric, Routing};
 
@@ -51,11 +52,20 @@ pub struct EngineContext {
     config: Arc<Loaded>,
     pending: Mutex<Option<Pending>>,
     published: RwLock<Option<Arc<Published>>>,
+    /// The LMC `raise_lmc` last asked OpenSM for (0: none).
+    lmc_requested: AtomicU8,
 }
 
 impl EngineContext {
     pub fn new(info: &'static EngineInfo, osm: *mut ffi::osm_opensm_t, config: Arc<Loaded>) -> Self {
-        EngineContext { info, osm, config, pending: Mutex::new(None), published: RwLock::new(None) }
+        EngineContext {
+            info,
+            osm,
+            config,
+            pending: Mutex::new(None),
+            published: RwLock::new(None),
+            lmc_requested: AtomicU8::new(0),
+        }
     }
 
     fn published(&self) -> Option<Arc<Published>> {
@@ -92,6 +102,9 @@ impl EngineContext {
             log::warn!("{name}: reserving hop-table rows failed; they will be allocated while writing");
         }
         let routing = routing?;
+        if name == mlid::NAME && self.config.config.mlid.raise_lmc {
+            self.raise_lmc(&snapshot.fabric);
+        }
         let vls = routing.vls_needed();
         let budget = snapshot.fabric.vl_budget();
         if vls > 1 && !budget.sl2vl_programmed {
@@ -122,6 +135,28 @@ impl EngineContext {
         };
         *self.pending.lock().map_err(|_| Error::declined(name, "internal lock poisoned"))? = Some(pending);
         Ok(DONE)
+    }
+
+    /// `mlid.raise_lmc`: when OpenSM's LMC is below what the tree needs,
+    /// set it and have OpenSM reassign every LID in a heavy sweep right
+    /// after this one (this pass routes the LIDs it has). Asked once per
+    /// LMC value, so a subnet that keeps the old LIDs cannot make OpenSM
+    /// sweep forever.
+    fn raise_lmc(&self, fabric: &Fabric) {
+        let Ok(Some(lmc)) = mlid::lmc_to_request(fabric) else { return };
+        if self.lmc_requested.swap(lmc, Ordering::SeqCst) == lmc {
+            log::warn!("{}: lmc {lmc} was already requested once; not asking again", self.info.name);
+            return;
+        }
+        log::warn!(
+            "{}: raising OpenSM's lmc from {} to {lmc} (mlid.raise_lmc TRUE) and requesting a heavy sweep; \
+             every port's LIDs will be reassigned",
+            self.info.name,
+            fabric.lmc()
+        );
+        // SAFETY: inside OpenSM's routing callback, on the SM thread that
+        // owns the LID manager; `osm` is the instance that registered us.
+        unsafe { ffi::osmroute_request_lmc(self.osm, lmc) };
     }
 
     /// Writes the computed tables into OpenSM and publishes the routing.
@@ -161,6 +196,11 @@ impl EngineContext {
         // SAFETY: reading OpenSM's options and log mask inside its callback.
         if dumping {
             unsafe { dumps::write(self.osm, &published.fabric, &published.routing, &self.config.config) };
+        }
+        // Hosts need it to use the paths at all, so it is written always.
+        // SAFETY: as above.
+        if name == mlid::NAME {
+            unsafe { dumps::write_path_select(self.osm, &published.fabric) };
         }
         Ok(DONE)
     }

@@ -109,3 +109,18 @@ int osmroute_log_enabled(const osm_log_t *log, uint8_t level)
 {
 	return (log->level & level) != 0;
 }
+
+void osmroute_request_lmc(osm_opensm_t *osm, uint8_t lmc)
+{
+	/* The LID manager reassigns every LID, from scratch and aligned to the
+	 * new LMC, only in a first master sweep with reassign_lids (the other
+	 * paths keep discovered LIDs that may clash with the new ranges).
+	 * force_first_time_master_sweep makes the next sweep one, as after a
+	 * handover; force_heavy_sweep starts it when this sweep ends. A
+	 * configuration rescan leaves reassign_lids alone unless the file's
+	 * value changes. */
+	osm->subn.opt.lmc = lmc;
+	osm->subn.opt.reassign_lids = TRUE;
+	osm->subn.force_first_time_master_sweep = TRUE;
+	osm->subn.force_heavy_sweep = TRUE;
+}

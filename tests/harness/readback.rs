@@ -119,11 +119,12 @@ pub fn with_enhanced_port0(net: &str) -> String {
 /// into `DIR/ibdmchk-lmc` and checked there. Every port needs 2^LMC LIDs
 /// (switches: `with_enhanced_port0` and `lmc_esp0 TRUE`).
 pub fn ibdmchk_lmc(dir: &std::path::Path, lmc: u8) -> String {
-    ibdmchk_lmc_with(dir, lmc, "osmroute-sl2vl.txt")
+    ibdmchk_lmc_with(dir, lmc, Some("osmroute-sl2vl.txt"))
 }
 
-/// `ibdmchk_lmc` with another SL2VL file of `dir`.
-pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: &str) -> String {
+/// `ibdmchk_lmc` with another SL2VL file of `dir` (None: no SL2VL file,
+/// every SL on VL 0).
+pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: Option<&str>) -> String {
     let out = dir.join("ibdmchk-lmc");
     std::fs::create_dir_all(&out).expect("create ibdmchk-lmc");
     let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -155,8 +156,13 @@ pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: &str) -> String {
         std::fs::write(out.join(name), text).expect("write relabelled dump");
     }
     std::fs::copy(dir.join("opensm.mcfdbs"), out.join("opensm.mcfdbs")).expect("copy mcfdbs");
-    std::fs::copy(dir.join(sl2vl), out.join("osmroute-sl2vl.txt")).expect("copy sl2vl");
-    ibdmchk(&out, &["-l", &lmc.to_string(), "-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"])
+    let lmc = lmc.to_string();
+    let mut args = vec!["-l", &lmc, "-c", "osmroute-path-sl.txt"];
+    if let Some(sl2vl) = sl2vl {
+        std::fs::copy(dir.join(sl2vl), out.join("osmroute-sl2vl.txt")).expect("copy sl2vl");
+        args.extend(["-d", "osmroute-sl2vl.txt"]);
+    }
+    ibdmchk(&out, &args)
 }
 
 /// Writes `DIR/to`: the plugin's SL2VL file with every SL on VL 0, the same

@@ -27,6 +27,11 @@ pub struct Measure {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Also measure the EBB with the DLID each source picks per
+    /// destination from the directory's osmroute-path-select.txt (mlid's
+    /// path selection), where there is one.
+    #[arg(long)]
+    pub dlid_choice: bool,
 }
 
 #[derive(clap::Args)]
@@ -47,7 +52,8 @@ pub struct Args {
 
 pub fn summarize(dir: &std::path::Path, m: &Measure) -> Result<Summary, String> {
     let loaded = crate::load::load(dir, m.lmc)?;
-    Ok(Summary::compute(dir, &loaded, m.patterns, m.seed))
+    let choice = if m.dlid_choice { crate::load::dlid_choice(dir)? } else { None };
+    Ok(Summary::compute(dir, &loaded, m.patterns, m.seed, choice.as_ref()))
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
@@ -96,6 +102,9 @@ pub fn run(args: Args) -> crate::CmdResult {
             "effective bisection bandwidth: {ebb:.4} of full bisection ({} random bisections, seed {})",
             s.ebb_patterns, s.ebb_seed
         );
+    }
+    if let Some(ebb) = s.ebb_chosen_dlids {
+        println!("effective bisection bandwidth with the path-selection DLIDs: {ebb:.4}");
     }
     for a in &s.assumptions {
         println!("assumed: {a}");

@@ -45,6 +45,7 @@ fn rows() -> Vec<Row> {
         ("edge forwarding index", |s| s.edge_forwarding_index.to_string()),
         ("avg channel load", |s| format!("{:.1}", s.avg_channel_load)),
         ("EBB", |s| opt(s.ebb.map(|e| format!("{e:.4}")))),
+        ("EBB (path-selection DLIDs)", |s| opt(s.ebb_chosen_dlids.map(|e| format!("{e:.4}")))),
         ("VLs needed (OpenSM log)", |s| opt(s.vls_needed_by_log)),
         ("SLs used", |s| s.sls_used.len().to_string() + assumed(s)),
         ("VLs used", |s| s.vls_used.len().to_string() + assumed(s)),
@@ -67,7 +68,12 @@ pub fn run(args: Args) -> crate::CmdResult {
         .iter()
         .map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| d.display().to_string()))
         .collect();
-    let table: Vec<(&str, Vec<String>)> = rows().into_iter().map(|(name, f)| (name, summaries.iter().map(f).collect())).collect();
+    let per_source = args.measure.dlid_choice;
+    let table: Vec<(&str, Vec<String>)> = rows()
+        .into_iter()
+        .filter(|(name, _)| per_source || !name.contains("path-selection"))
+        .map(|(name, f)| (name, summaries.iter().map(f).collect()))
+        .collect();
     let first = table.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..headers.len())
         .map(|i| table.iter().map(|(_, v)| v[i].len()).chain([headers[i].len()]).max().unwrap_or(0))

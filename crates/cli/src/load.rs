@@ -1,12 +1,15 @@
 //! Reading a routing back from a directory of dumps: OpenSM's own
 //! (`-D 0x43`) or what `osmroute route` writes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use osmroute_core::dumps::path_select::{self, DlidChoice, PATH_SELECT_FILE};
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::dumps::{
     ibdmchk, lfts, osm_sl2vl, subnet_lst, LFTS_FILE, OSM_SL2VL_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE,
 };
+use osmroute_core::io::guid2lid::Guid2Lid;
+use osmroute_core::io::{ibnetdiscover, netfile};
 use osmroute_core::{Fabric, PathSl, Routing};
 
 pub struct Loaded {
@@ -23,6 +26,58 @@ fn read(dir: &Path, name: &str) -> Result<Option<String>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(format!("cannot read {}: {e}", path.display())),
     }
+}
+
+/// Where a fabric comes from, for the commands that take one.
+#[derive(clap::Args)]
+pub struct FabricArgs {
+    /// ibsim net file, or `ibnetdiscover` output (recognised by its
+    /// GUID-named nodes; its LIDs are used).
+    #[arg(long)]
+    pub fabric: PathBuf,
+    /// LMC for CA ports, with sequential LIDs (with --guid2lid the file's).
+    #[arg(long, default_value_t = 0)]
+    pub lmc: u8,
+    /// Take the LIDs from OpenSM's guid2lid cache file (in $OSM_CACHE_DIR,
+    /// default /var/cache/opensm) so the offline run reproduces a live one.
+    #[arg(long)]
+    pub guid2lid: Option<PathBuf>,
+}
+
+impl FabricArgs {
+    pub fn load(&self) -> Result<Fabric, String> {
+        fabric(&self.fabric, self.lmc, self.guid2lid.as_deref())
+    }
+}
+
+/// A fabric file: an ibsim net file with sequential LIDs (`lmc` for CA
+/// ports) or with OpenSM's from its guid2lid cache, or `ibnetdiscover`
+/// output with the LIDs it discovered.
+fn fabric(path: &Path, lmc: u8, guid2lid: Option<&Path>) -> Result<Fabric, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // ibnetdiscover names nodes by GUID ("S-0002c9...") and carries LIDs.
+    let discovered = text.contains("\"S-") && text.contains(" lid ");
+    let mut builder = if discovered {
+        ibnetdiscover::read(&text).map_err(|e| format!("{}: {e}", path.display()))?
+    } else {
+        netfile::read(&text).map_err(|e| format!("{}: {e}", path.display()))?
+    };
+    match guid2lid {
+        Some(g) => {
+            let text = std::fs::read_to_string(g).map_err(|e| format!("cannot read {}: {e}", g.display()))?;
+            let lids = Guid2Lid::read(&text).map_err(|e| format!("{}: {e}", g.display()))?;
+            // The file's LID ranges carry the LMC; `lmc` does not apply.
+            lids.apply(&mut builder).map_err(|e| format!("{}: {e}", g.display()))?;
+        }
+        None if discovered => {} // LIDs as discovered
+        None => builder.assign_lids_sequential(lmc).map_err(|e| e.to_string())?,
+    }
+    builder.build().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The directory's path-selection file (`osmroute-path-select.txt`), if any.
+pub fn dlid_choice(dir: &Path) -> Result<Option<DlidChoice>, String> {
+    read(dir, PATH_SELECT_FILE)?.map(|t| path_select::read(&t).map_err(|e| e.to_string())).transpose()
 }
 
 pub fn load(dir: &Path, lmc: u8) -> Result<Loaded, String> {

@@ -5,6 +5,7 @@ mod cmd_check;
 mod cmd_compare;
 mod cmd_gen;
 mod cmd_layers;
+mod cmd_mlid_path;
 mod cmd_route;
 mod load;
 mod osm_log;
@@ -36,6 +37,9 @@ enum Command {
     /// Multipath analysis per LID offset (layer): path lengths, paths per
     /// link, link-disjoint paths per switch pair.
     Layers(cmd_layers::Args),
+    /// mlid's path selection for one host pair: the DLID to use and the
+    /// path it takes.
+    MlidPath(cmd_mlid_path::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd_check::run(a),
         Command::Compare(a) => cmd_compare::run(a),
         Command::Layers(a) => cmd_layers::run(a),
+        Command::MlidPath(a) => cmd_mlid_path::run(a),
     };
     match result {
         Ok(code) => code,

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use osmroute_core::analysis::ebb::effective_bisection;
+use osmroute_core::analysis::ebb::{effective_bisection, effective_bisection_with};
+use osmroute_core::dumps::path_select::DlidChoice;
 use osmroute_core::analysis::report::analyze;
 use osmroute_core::fabric::{describe, Peer};
 use serde::Serialize;
@@ -52,6 +53,8 @@ pub struct Summary {
     pub link_load: BTreeMap<u64, usize>,
     /// Effective bisection bandwidth as a fraction of full bisection.
     pub ebb: Option<f64>,
+    /// EBB with each source's DLID from the path-selection file.
+    pub ebb_chosen_dlids: Option<f64>,
     pub ebb_patterns: usize,
     pub ebb_seed: u64,
     pub sls_used: Vec<u8>,
@@ -79,7 +82,7 @@ impl Summary {
         self.failures.is_empty()
     }
 
-    pub fn compute(dir: &Path, loaded: &Loaded, patterns: usize, seed: u64) -> Summary {
+    pub fn compute(dir: &Path, loaded: &Loaded, patterns: usize, seed: u64, choice: Option<&DlidChoice>) -> Summary {
         let (fabric, routing) = (&loaded.fabric, &loaded.routing);
         let report = analyze(fabric, routing);
         let mut link_load: BTreeMap<u64, usize> = BTreeMap::new();
@@ -120,6 +123,10 @@ impl Summary {
             avg_channel_load: if channels == 0 { 0.0 } else { loads as f64 / channels as f64 },
             link_load,
             ebb: (patterns > 0).then(|| effective_bisection(fabric, routing, patterns, seed)),
+            ebb_chosen_dlids: choice.filter(|_| patterns > 0).map(|c| {
+                let pick = |slid: u16, base: u16| c.get(&(slid, base)).copied().unwrap_or(base);
+                effective_bisection_with(fabric, routing, patterns, seed, &pick)
+            }),
             ebb_patterns: patterns,
             ebb_seed: seed,
             sls_used: report.sls_used.clone(),

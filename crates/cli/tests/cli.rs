@@ -125,3 +125,33 @@ fn compare_json_and_plots() {
     assert!(std::fs::read_to_string(plots.join("link-load.svg")).expect("link-load.svg").starts_with("<svg"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// mlid offline: the path-selection file, the per-pair query, `check
+/// --dlid-choice`, and the layers report on LID offsets.
+#[test]
+fn mlid_path_selection_query_and_check() {
+    let dir = scratch("mlid");
+    let net = dir.join("ft.net");
+    let out = osmroute(&["gen", "fattree", "--m", "4", "--n", "3", "--shuffle-ports", "-o", net.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let routed = dir.join("routed");
+    let out = osmroute(&["route", "--engine", "mlid", "--lmc", "2", "--fabric", net.to_str().unwrap(), "-o", routed.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let select = std::fs::read_to_string(routed.join("osmroute-path-select.txt")).unwrap();
+    assert_eq!(select.lines().filter(|l| !l.starts_with('#')).count(), 16 * 15);
+
+    // The paper's Fig. 11: P(011) reaches P(300) by its 4th LID, via root 11.
+    let out = osmroute(&["mlid-path", "--fabric", net.to_str().unwrap(), "--lmc", "2", "--from", "ft-p011", "--to", "ft-p300"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("(offset 3 of 4)"), "{text}");
+    assert!(text.contains("path: ft-l2-01 -> ft-l1-01 -> ft-l0-11 -> ft-l1-31 -> ft-l2-30"), "{text}");
+
+    let out = osmroute(&["check", routed.to_str().unwrap(), "--lmc", "2", "--dlid-choice", "--patterns", "200"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("effective bisection bandwidth with the path-selection DLIDs"), "{report}");
+    let out = osmroute(&["layers", routed.to_str().unwrap(), "--lmc", "2"]);
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("4 layers"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -100,6 +100,14 @@ impl Default for LayeredConfig {
     }
 }
 
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MlidConfig {
+    /// When OpenSM's `lmc` is below what the tree needs, raise it and ask
+    /// OpenSM for a heavy sweep that reassigns every LID (disruptive:
+    /// every host's LIDs change once).
+    pub raise_lmc: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DumpConfig {
     /// Upper bound on lines in `osmroute-path-sl.txt` (one per source CA and
@@ -119,6 +127,7 @@ pub struct Config {
     pub dla: DlaConfig,
     pub pssp: PsspConfig,
     pub layered: LayeredConfig,
+    pub mlid: MlidConfig,
     pub dump: DumpConfig,
 }
 
@@ -143,7 +152,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Names of the engines whose options live in the file.
-const ENGINE_SECTIONS: &[&str] = &["dla", "pssp", "layered"];
+const ENGINE_SECTIONS: &[&str] = &["dla", "pssp", "layered", "mlid"];
 
 /// What reading a configuration yields: the options (defaults where a line
 /// was bad) and every problem found.
@@ -234,6 +243,7 @@ impl Config {
                 }
             }
             "layered.seed" => self.layered.seed = parse_num(value, 0, u64::MAX)?,
+            "mlid.raise_lmc" => self.mlid.raise_lmc = parse_bool(value)?,
             "dump.max_path_sl_lines" => self.dump.max_path_sl_lines = parse_num(value, 0, u64::MAX)?,
             _ => return Err(format!("unknown key; known keys are: {} (see README, section Configuration)", KEYS.join(", "))),
         }
@@ -254,6 +264,7 @@ pub const KEYS: &[&str] = &[
     "layered.balance_vls",
     "layered.best_effort",
     "layered.seed",
+    "mlid.raise_lmc",
     "dump.max_path_sl_lines",
 ];
 

@@ -22,6 +22,19 @@ use super::paths::trace;
 /// Λ as a fraction of full bisection bandwidth, over `patterns` random
 /// bisections drawn from `seed`. 1.0 for fewer than two endpoints.
 pub fn effective_bisection(fabric: &Fabric, routing: &Routing, patterns: usize, seed: u64) -> f64 {
+    effective_bisection_with(fabric, routing, patterns, seed, &|_, base| base)
+}
+
+/// `effective_bisection` with the destination LID each stream uses chosen
+/// by `dlid(source base LID, destination base LID)` (e.g. an engine's path
+/// selection) instead of the destination's base LID.
+pub fn effective_bisection_with(
+    fabric: &Fabric,
+    routing: &Routing,
+    patterns: usize,
+    seed: u64,
+    dlid: &dyn Fn(u16, u16) -> u16,
+) -> f64 {
     let endpoints: Vec<(PortRef, u16)> = fabric
         .end_ports()
         .filter(|(_, p)| p.lid != 0)
@@ -42,9 +55,9 @@ pub fn effective_bisection(fabric: &Fabric, routing: &Routing, patterns: usize, 
         rng.shuffle(&mut order);
         paths.clear();
         for i in 0..half {
-            let (src, _) = endpoints[order[i]];
-            let (_, dlid) = endpoints[order[half + i]];
-            let path = trace(fabric, routing, src, dlid)
+            let (src, slid) = endpoints[order[i]];
+            let (_, base) = endpoints[order[half + i]];
+            let path = trace(fabric, routing, src, dlid(slid, base))
                 .ok()
                 .map(|hops| hops.iter().map(|h| offsets[h.switch] + h.out_port as usize).collect::<Vec<_>>());
             if let Some(p) = &path {

@@ -4,6 +4,7 @@
 pub mod ibdmchk;
 pub mod lfts;
 pub mod osm_sl2vl;
+pub mod path_select;
 pub mod subnet_lst;
 pub mod switch_sl;
 

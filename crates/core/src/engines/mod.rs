@@ -2,6 +2,7 @@
 
 pub mod dla;
 pub mod layered;
+pub mod mlid;
 pub mod pssp;
 
 use crate::config::Config;
@@ -33,6 +34,11 @@ pub static ENGINES: &[EngineInfo] = &[
         name: layered::NAME,
         summary: "Slim Fly layered multipath: minimal layer 0, almost-minimal paths on LID offsets 1..2^LMC-1",
         route: layered::route,
+    },
+    EngineInfo {
+        name: mlid::NAME,
+        summary: "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
+        route: mlid::route,
     },
 ];
 

@@ -1,3 +1,4 @@
 //! Recognising topology families in the bare switch graph.
 
 pub mod dragonfly;
+pub mod fattree;

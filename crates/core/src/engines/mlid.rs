@@ -1,0 +1,277 @@
+//! `mlid`: the Multiple LID routing of Lin, Chung & Huang ("A Multiple LID
+//! Routing Scheme for Fat-Tree-Based InfiniBand Networks") for m-port
+//! n-trees, recognised from the bare graph (`topology::fattree`).
+//!
+//! Every host has 2^LMC LIDs; LMC = log2((m/2)^(n−1)) gives one LID per
+//! path between the two halves of the tree. A packet for LID `lid` of host
+//! P(p) goes down towards p where the switch lies above p (equation 1) and
+//! otherwise up by the digit of `lid − 1` the switch's level picks
+//! (equation 2). The paper numbers LIDs ideally (BaseLID(P(p)) − 1 =
+//! 2^LMC·PID); OpenSM numbers them its own way, so the equations run on
+//! that ideal number, 2^LMC·PID(P(p)) + (lid − base LID), computed from
+//! the recovered labels. With fewer LIDs than paths this degrades into
+//! d-mod-k on (PID, offset): fewer paths, still spread, still up*/down*.
+//! Sources pick the LID with the path-selection scheme (§4.2): `offset`.
+//! Up*/down* routes have no credit loops: one VL, SL2VL left as it is.
+
+use std::collections::VecDeque;
+
+use crate::error::Error;
+use crate::fabric::{Fabric, PortRef};
+use crate::routing::{PathSl, Routing, NO_PATH};
+use crate::topology::fattree::{recognize, FatTree};
+use crate::Config;
+
+pub const NAME: &str = "mlid";
+
+/// Highest unicast LID.
+const MAX_UNICAST_LID: usize = 0xBFFF;
+
+/// The LMC the tree asks for and the LMC to configure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LmcPlan {
+    /// log2((m/2)^(n−1)), rounded up.
+    pub needed: u8,
+    /// `needed`, or the largest LMC whose LIDs fit the unicast space.
+    pub target: u8,
+}
+
+impl LmcPlan {
+    pub fn new(tree: &FatTree, switches: usize) -> Self {
+        let needed = tree.paths().next_power_of_two().trailing_zeros() as u8;
+        let hosts = tree.host_label.len();
+        // Switches keep one LID (base switch port 0).
+        let fits = |lmc: u8| hosts * (1 << lmc) + switches <= MAX_UNICAST_LID;
+        let target = (0..=needed).rev().find(|&l| fits(l)).unwrap_or(0);
+        LmcPlan { needed, target }
+    }
+
+    /// Why `target` is below `needed`, if it is.
+    pub fn limit_note(&self, tree: &FatTree) -> Option<String> {
+        (self.target < self.needed).then(|| {
+            format!(
+                "LMC {} ({} LIDs per host) would take {} LIDs, more than the {MAX_UNICAST_LID} unicast LIDs; \
+                 LMC {} is the largest that fits",
+                self.needed,
+                1u32 << self.needed,
+                tree.host_label.len() << self.needed,
+                self.target
+            )
+        })
+    }
+}
+
+/// The recognised tree, or a decline that says what is wrong.
+pub fn tree_of(fabric: &Fabric) -> Result<FatTree, Error> {
+    recognize(fabric).map_err(|why| Error::declined(NAME, format!("the fabric is not an m-port n-tree: {why}")))
+}
+
+/// The LMC to configure for this fabric, when it differs from the one the
+/// LIDs were assigned with (for `mlid.raise_lmc`).
+pub fn lmc_to_request(fabric: &Fabric) -> Result<Option<u8>, Error> {
+    let tree = tree_of(fabric)?;
+    let plan = LmcPlan::new(&tree, fabric.switches().len());
+    Ok((fabric.lmc() < plan.target).then_some(plan.target))
+}
+
+pub fn route(fabric: &Fabric, _config: &Config) -> Result<Routing, Error> {
+    let tree = tree_of(fabric)?;
+    let plan = LmcPlan::new(&tree, fabric.switches().len());
+    log::info!(
+        "{NAME}: {}-port {}-tree: {} hosts, {} switches, {} paths between halves",
+        tree.m,
+        tree.n,
+        tree.host_label.len(),
+        fabric.switches().len(),
+        tree.paths()
+    );
+    if let Some(note) = plan.limit_note(&tree) {
+        log::warn!("{NAME}: {note}");
+    }
+    let lmc = fabric.lmc();
+    if lmc < plan.target {
+        log::warn!(
+            "{NAME}: routing with lmc {lmc}: {} of the {} paths per host pair; set `lmc {}` in opensm.conf \
+             (or mlid.raise_lmc TRUE) for all of them",
+            1u32 << lmc,
+            tree.paths(),
+            plan.target
+        );
+    }
+    let mut lfts = Routing::empty_lfts(fabric);
+    let mut routed_hosts = 0;
+    for (at, port) in fabric.end_ports() {
+        if fabric.node(at.node).is_switch() {
+            continue;
+        }
+        let Some(label) = tree.host_label.get(&at.node) else { continue };
+        let Some(host_port) = port.remote.map(|r| r.port) else { continue };
+        routed_hosts += 1;
+        let count = port.lid_count() as usize;
+        let pid = tree.pid(label);
+        for o in 0..count {
+            let lid = port.lid as usize + o;
+            let ideal = pid * count + o;
+            for (s, lft) in lfts.iter_mut().enumerate() {
+                lft[lid] = out_port(&tree, s, label, ideal, host_port);
+            }
+        }
+    }
+    route_switch_lids(fabric, &mut lfts);
+    log::info!("{NAME}: {routed_hosts} host ports routed on up*/down* paths, 1 VL");
+    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) })
+}
+
+/// Equations (1) and (2) at switch `s` for the host labelled `label`, for
+/// the LID whose ideal number (the paper's lid − 1) is `ideal`.
+fn out_port(tree: &FatTree, s: usize, label: &[usize], ideal: usize, host_port: u8) -> u8 {
+    let l = tree.level[s];
+    if tree.prefix[s][..] == label[..l] {
+        if l == tree.n - 1 {
+            host_port
+        } else {
+            tree.down[s][label[l]].0
+        }
+    } else {
+        let digit = (ideal / tree.k.pow((tree.n - 1 - l) as u32)) % tree.k;
+        tree.up[s][digit].0
+    }
+}
+
+/// Switch LIDs (management traffic, outside the paper) get shortest paths,
+/// lowest port first.
+fn route_switch_lids(fabric: &Fabric, lfts: &mut [Vec<u8>]) {
+    let adj = fabric.switch_adjacency();
+    for (t, &node) in fabric.switches().iter().enumerate() {
+        let Some(port) = fabric.node(node).port(0) else { continue };
+        let lids = port.lid as usize..port.lid as usize + port.lid_count() as usize;
+        let mut dist = vec![usize::MAX; adj.len()];
+        dist[t] = 0;
+        let mut queue = VecDeque::from([t]);
+        while let Some(x) = queue.pop_front() {
+            for &(_, y, _) in &adj[x] {
+                if dist[y] == usize::MAX {
+                    dist[y] = dist[x] + 1;
+                    queue.push_back(y);
+                }
+            }
+        }
+        for (s, lft) in lfts.iter_mut().enumerate() {
+            let out = if s == t {
+                0
+            } else {
+                adj[s].iter().find(|&&(_, y, _)| dist[y] + 1 == dist[s]).map_or(NO_PATH, |&(p, _, _)| p)
+            };
+            for lid in lids.clone() {
+                lft[lid] = out;
+            }
+        }
+    }
+}
+
+/// The DLID a source host should use for each destination host (§4.2):
+/// (source base LID, destination base LID, DLID), for every ordered pair
+/// of host ports.
+pub fn path_selection(fabric: &Fabric) -> Result<Vec<(u16, u16, u16)>, Error> {
+    let tree = tree_of(fabric)?;
+    let hosts: Vec<(PortRef, u16, u32, &Vec<usize>)> = fabric
+        .end_ports()
+        .filter_map(|(at, p)| tree.host_label.get(&at.node).map(|label| (at, p.lid, p.lid_count(), label)))
+        .collect();
+    let mut out = Vec::with_capacity(hosts.len() * hosts.len());
+    for &(src, slid, _, src_label) in &hosts {
+        for &(dst, dbase, count, dst_label) in &hosts {
+            if src.node != dst.node {
+                let offset = tree.offset(src_label, dst_label) % count as usize;
+                out.push((slid, dbase, dbase + offset as u16));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::report::analyze;
+    use crate::analysis::paths::trace;
+    use crate::gen::{self, fattree::fattree};
+
+    fn tree_fabric(m: usize, n: usize, lmc: u8) -> Fabric {
+        let mut b = gen::shuffle_ports(&fattree(m, n).unwrap(), 9);
+        b.assign_lids_sequential(lmc).unwrap();
+        b.set_lmc(lmc);
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn full_lmc_routes_are_up_down_and_loop_free() {
+        for (m, n, lmc) in [(4, 3, 2), (8, 3, 4), (4, 4, 3), (8, 2, 2)] {
+            let f = tree_fabric(m, n, lmc);
+            let r = route(&f, &Config::default()).unwrap();
+            let report = analyze(&f, &r);
+            assert!(report.delivered(), "FT({m},{n}): {:?}", report.failures);
+            assert!(report.credit_loop.is_none(), "FT({m},{n})");
+            assert!(report.max_hops() <= 2 * (n - 1), "FT({m},{n}): {} hops", report.max_hops());
+            assert_eq!(r.vls_needed(), 1);
+        }
+    }
+
+    /// §4.2 with full LMC: the hosts of a source group reach one
+    /// destination over disjoint paths (Fig. 11).
+    #[test]
+    fn a_groups_sources_take_disjoint_paths_to_one_host() {
+        let f = tree_fabric(8, 3, 4);
+        let tree = recognize(&f).unwrap();
+        let choice = path_selection(&f).unwrap();
+        let port_of = |label: &[usize]| {
+            let (&node, _) = tree.host_label.iter().find(|(_, l)| l.as_slice() == label).unwrap();
+            (PortRef::new(node, 1), f.node(node).port(1).unwrap().lid)
+        };
+        let r = route(&f, &Config::default()).unwrap();
+        let (_, dlid_base) = port_of(&[5, 2, 1]);
+        let mut used = std::collections::HashSet::new();
+        for a in 0..4 {
+            for b in 0..4 {
+                let (src, slid) = port_of(&[1, a, b]);
+                let dlid = choice.iter().find(|&&(s, d, _)| s == slid && d == dlid_base).unwrap().2;
+                assert_eq!(dlid - dlid_base, (a * 4 + b) as u16);
+                let hops = trace(&f, &r, src, dlid).unwrap();
+                assert_eq!(hops.len(), 5, "up to a root and down");
+                // Up from the leaf, up from level 1, down from the root:
+                // no two sources share a link (down from level 1 they
+                // must: the destination leaf has only 4 uplinks).
+                for h in &hops[..3] {
+                    assert!(used.insert((h.switch, h.out_port)), "two sources share a link");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lmc_plan_needs_and_fits() {
+        let t = recognize(&tree_fabric(4, 3, 0)).unwrap();
+        assert_eq!(LmcPlan::new(&t, 20), LmcPlan { needed: 2, target: 2 });
+        let big = recognize(&tree_fabric(16, 3, 0)).unwrap();
+        let plan = LmcPlan::new(&big, 320);
+        assert_eq!(plan, LmcPlan { needed: 6, target: 5 });
+        assert!(plan.limit_note(&big).unwrap().contains("LMC 5 is the largest that fits"));
+    }
+
+    #[test]
+    fn fewer_lids_still_deliver_without_loops() {
+        let f = tree_fabric(8, 3, 1);
+        let r = route(&f, &Config::default()).unwrap();
+        let report = analyze(&f, &r);
+        assert!(report.delivered() && report.credit_loop.is_none());
+        assert_eq!(lmc_to_request(&f).unwrap(), Some(4));
+    }
+
+    #[test]
+    fn declines_what_is_not_a_tree() {
+        let mut b = gen::hyperx::hyperx(&[3, 3], &[1, 1], 1).unwrap();
+        b.assign_lids_sequential(0).unwrap();
+        let e = route(&b.build().unwrap(), &Config::default()).unwrap_err().to_string();
+        assert!(e.contains("mlid declines: the fabric is not an m-port n-tree"), "{e}");
+    }
+}

@@ -1,0 +1,197 @@
+//! `routing_engine mlid` in the distribution's OpenSM on ibsim: on m-port
+//! n-trees with the LMC the paper asks for, every LID of every host is
+//! reachable and the tables read back from the switches follow the
+//! paper's equations (1) and (2), computed here from the generator's node
+//! names (independently of the plugin's recognition, which reads none);
+//! no credit loops by `osmroute check` and ibdmchk; the plugin's
+//! path-selection file is what an offline run says; a low `lmc` routes the
+//! LIDs there are and says which to set; `mlid.raise_lmc` makes OpenSM
+//! reassign the LIDs; other fabrics fall back.
+
+mod harness;
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::time::Duration;
+
+use harness::offline::fabric_with_opensm_lids;
+use harness::readback::{ibdmchk_lmc_with, read_back, with_enhanced_port0};
+use harness::{build_dir, OpenSm, Sim};
+use osmroute_core::analysis::report::analyze;
+use osmroute_core::dumps::path_select::{self, PATH_SELECT_FILE};
+use osmroute_core::engines::mlid;
+use osmroute_core::fabric::Peer;
+use osmroute_core::Fabric;
+
+const ROUTED: &str = "mlid tables configured on all switches";
+const UP: &str = "SUBNET UP";
+const TIMEOUT: Duration = Duration::from_secs(240);
+
+fn osmroute(args: &[&str]) -> (bool, String) {
+    let out = Command::new(build_dir().join("osmroute")).args(args).output().expect("run osmroute");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+/// `osmroute gen fattree` with shuffled ports and enhanced switch port 0.
+fn fat_tree(m: usize, n: usize) -> String {
+    let out = Command::new(build_dir().join("osmroute"))
+        .args(["gen", "fattree", "--m", &m.to_string(), "--n", &n.to_string(), "--shuffle-ports", "--seed", "4"])
+        .output()
+        .expect("run osmroute gen");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    with_enhanced_port0(&String::from_utf8(out.stdout).expect("net file text"))
+}
+
+fn assert_no_errors(osm: &OpenSm) {
+    let errors: Vec<String> = osm.log().lines().filter(|l| l.contains("ERR")).map(String::from).collect();
+    assert!(errors.is_empty(), "ERR lines in OpenSM's log: {errors:#?}");
+}
+
+/// Digits of a generated node name: "ft-l1-30" -> [3, 0], "ft-p300" -> [3, 0, 0].
+fn digits(name: &str) -> Vec<usize> {
+    name.rsplit(['-', 'p']).next().unwrap().chars().map(|c| c.to_digit(10).unwrap() as usize).collect()
+}
+
+/// The node name the paper's equations send LID `lid` to from switch
+/// ⟨w, l⟩ of an FT(2k, n), for host P(p) whose LIDs start at `base`,
+/// 2^lmc of them.
+fn expected_next((k, n): (usize, usize), (w, l): (&[usize], usize), p: &[usize], base: u16, lid: u16, lmc: u8) -> String {
+    let text = |d: &[usize]| d.iter().map(|x| x.to_string()).collect::<String>();
+    if w[..l] == p[..l] {
+        // Equation (1): down towards p.
+        if l == n - 1 {
+            return format!("ft-p{}", text(p));
+        }
+        let mut child = w[..n - 2].to_vec();
+        child.insert(l, p[l]);
+        return format!("ft-l{}-{}", l + 1, text(&child));
+    }
+    // Equation (2) on the paper's ideal LID: lid − 1 = 2^LMC·PID + offset.
+    let pid = p.iter().fold(0, |acc, &d| acc * k + d);
+    let ideal = (pid << lmc) + (lid - base) as usize;
+    let j = (ideal / k.pow((n - 1 - l) as u32)) % k;
+    let mut parent = w.to_vec();
+    parent.remove(l - 1);
+    parent.push(j);
+    format!("ft-l{}-{}", l - 1, text(&parent))
+}
+
+/// Routes FT(m, n) with mlid at `lmc` and checks the tables against the
+/// equations, reachability, credit loops and the path-selection file.
+fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
+    let net = fat_tree(m, n);
+    let mut sim = Sim::start(name, &net);
+    let lmc_line = format!("lmc {lmc}");
+    let osm = sim.opensm(&["routing_engine mlid", &lmc_line, "lmc_esp0 TRUE"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED), "mlid did not configure the tables");
+    assert_no_errors(&osm);
+    let (fabric, read) = read_back(&sim, &net);
+
+    // Every LID of every host, on every switch, as the equations say.
+    let k = m / 2;
+    let peers = fabric.switch_port_peers();
+    let name_of = |s: usize, port: u8| match peers[s].get(port as usize).copied().flatten() {
+        Some(Peer::Switch(t)) => fabric.node(fabric.switches()[t]).desc.clone(),
+        Some(Peer::Ca(ca)) => fabric.node(ca).desc.clone(),
+        None => format!("nothing (port {port})"),
+    };
+    let mut checked = 0;
+    for (at, port) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
+        assert_eq!(port.lid_count(), 1 << lmc, "{:?}", fabric.node(at.node).desc);
+        let p = digits(&fabric.node(at.node).desc);
+        for lid in port.lid..port.lid + (1 << lmc) {
+            for (s, &node) in fabric.switches().iter().enumerate() {
+                let sw = &fabric.node(node).desc;
+                let l: usize = sw[4..5].parse().unwrap();
+                let want = expected_next((k, n), (&digits(sw), l), &p, port.lid, lid, lmc);
+                assert_eq!(name_of(s, read.lfts[s][lid as usize]), want, "{sw}, LID {lid}");
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 2 * k.pow(n as u32) * (1 << lmc) * (2 * n - 1) * k.pow(n as u32 - 1));
+    let report = analyze(&fabric, &read);
+    assert!(report.delivered(), "{:?}", report.failures);
+
+    // Credit loops, and the EBB with the sources' own DLID choice.
+    let report = ibdmchk_lmc_with(&osm.dir, lmc, None);
+    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    let hosts = 2 * k.pow(n as u32);
+    assert!(report.contains(&format!("Scanned:{} CA to CA paths", hosts * (hosts - 1) * (1 << lmc))), "{report}");
+    let lmc_arg = lmc.to_string();
+    let (ok, check) = osmroute(&["check", osm.dir.to_str().unwrap(), "--lmc", &lmc_arg, "--patterns", "200", "--dlid-choice"]);
+    assert!(ok && check.contains("credit loops: none"), "{check}");
+    let ebb = |prefix: &str| -> f64 {
+        let line = check.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {check}"));
+        line.split_whitespace().find_map(|w| w.parse().ok()).unwrap()
+    };
+    let (base, chosen) = (ebb("effective bisection bandwidth:"), ebb("effective bisection bandwidth with"));
+    assert!(chosen > base, "the path selection should beat base LIDs: {chosen} vs {base}");
+
+    // The plugin's path selection is the offline one on OpenSM's LIDs.
+    let offline_fabric: Fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
+    let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
+    let offline: HashMap<(u16, u16), u16> =
+        mlid::path_selection(&offline_fabric).unwrap().into_iter().map(|(s, b, d)| ((s, b), d)).collect();
+    assert_eq!(dumped, offline);
+}
+
+#[test]
+fn four_port_three_tree_with_lmc_2() {
+    check_mlid("mlid43", 4, 3, 2);
+}
+
+#[test]
+fn eight_port_three_tree_with_lmc_4() {
+    check_mlid("mlid83", 8, 3, 4);
+}
+
+#[test]
+fn a_low_lmc_routes_what_there_is_and_names_the_lmc_to_set() {
+    let net = fat_tree(4, 3);
+    let mut sim = Sim::start("mlidlow", &net);
+    let osm = sim.opensm(&["routing_engine mlid", "lmc 1"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED));
+    let hint = osm.lines_with("mlid: routing with lmc 1");
+    assert!(hint.len() == 1 && hint[0].contains("set `lmc 2`"), "{hint:#?}");
+    let (fabric, read) = read_back(&sim, &net);
+    let report = analyze(&fabric, &read);
+    assert!(report.delivered() && report.credit_loop.is_none());
+}
+
+#[test]
+fn raise_lmc_makes_opensm_reassign_the_lids() {
+    let net = fat_tree(4, 3);
+    let mut sim = Sim::start("mlidraise", &net);
+    let osm = sim.opensm_configured(&["routing_engine mlid", "lmc 0"], "mlid.raise_lmc TRUE\n");
+    osm.wait_for_n(ROUTED, 2, TIMEOUT);
+    osm.wait_for_n(UP, 2, TIMEOUT);
+    let raised = osm.lines_with("raising OpenSM's lmc from 0 to 2");
+    assert_eq!(raised.len(), 1, "{:#?}", osm.lines_with("osmroute"));
+    assert!(osm.lines_with("mlid: routing with lmc").len() == 1, "only the first pass lacked LIDs");
+    assert_no_errors(&osm);
+    let (fabric, read) = read_back(&sim, &net);
+    for (at, port) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
+        assert_eq!(port.lid_count(), 4, "{} has LIDs {}..", fabric.node(at.node).desc, port.lid);
+        assert_eq!(port.lid % 4, 0);
+    }
+    let report = analyze(&fabric, &read);
+    assert!(report.delivered() && report.credit_loop.is_none(), "{:?}", report.failures);
+}
+
+#[test]
+fn a_torus_is_declined_and_opensm_falls_back() {
+    let out = Command::new(build_dir().join("osmroute"))
+        .args(["gen", "torus", "--dims", "4,4", "--p", "1"])
+        .output()
+        .expect("run osmroute gen");
+    let net = String::from_utf8(out.stdout).unwrap();
+    let mut sim = Sim::start("mlidtorus", &net);
+    let osm = sim.opensm(&["routing_engine mlid,minhop"], &[]);
+    osm.wait_for("minhop tables configured on all switches", TIMEOUT);
+    let declines = osm.lines_with("ERR osmroute: mlid declines");
+    assert_eq!(declines.len(), 1, "{declines:#?}");
+    assert!(declines[0].contains("not an m-port n-tree"), "{}", declines[0]);
+}
