@@ -111,6 +111,7 @@ pub unsafe fn take(subn: *mut ffi::osm_subn_t, opt: &ffi::osm_subn_opt_t) -> Res
         }
     }
     builder.set_lmc(opt.lmc);
+    builder.set_max_unicast_lid((*subn).max_ucast_lid_ho);
     builder.set_vl_budget(vl_budget(&builder, opt, vl_cap));
     let fabric = builder.build()?;
     Ok(Snapshot { fabric, switches })

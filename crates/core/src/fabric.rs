@@ -152,6 +152,7 @@ pub struct FabricBuilder {
     nodes: Vec<Node>,
     lmc: u8,
     vl_budget: VlBudget,
+    max_unicast_lid: Option<u16>,
 }
 
 /// What the subnet offers routing for deadlock avoidance.
@@ -329,10 +330,17 @@ impl FabricBuilder {
         self.vl_budget = budget;
     }
 
+    /// The highest LID the switches' forwarding tables hold (OpenSM's
+    /// `max_ucast_lid_ho`); `MAX_UNICAST_LID` unless set.
+    pub fn set_max_unicast_lid(&mut self, lid: u16) {
+        self.max_unicast_lid = Some(lid);
+    }
+
     /// Validates and freezes the fabric.
     pub fn build(self) -> Result<Fabric, FabricError> {
         let mut fabric = Fabric::from_nodes(self.nodes, self.lmc)?;
         fabric.vl_budget = self.vl_budget;
+        fabric.max_unicast_lid = self.max_unicast_lid.unwrap_or(MAX_UNICAST_LID);
         Ok(fabric)
     }
 }
@@ -355,6 +363,7 @@ pub struct Fabric {
     switch_index: Vec<Option<u32>>,
     lid_owner: Vec<Option<PortRef>>,
     vl_budget: VlBudget,
+    max_unicast_lid: u16,
 }
 
 /// "switch 0x0002c90000000001 (sw-3)": how nodes are named in messages.
@@ -433,7 +442,15 @@ impl Fabric {
                 }
             }
         }
-        Ok(Fabric { nodes, lmc, switches, switch_index, lid_owner, vl_budget: VlBudget::default() })
+        Ok(Fabric {
+            nodes,
+            lmc,
+            switches,
+            switch_index,
+            lid_owner,
+            vl_budget: VlBudget::default(),
+            max_unicast_lid: MAX_UNICAST_LID,
+        })
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -451,6 +468,11 @@ impl Fabric {
     /// What the subnet offers routing for deadlock avoidance.
     pub fn vl_budget(&self) -> &VlBudget {
         &self.vl_budget
+    }
+
+    /// The highest LID the switches' forwarding tables hold.
+    pub fn max_unicast_lid(&self) -> u16 {
+        self.max_unicast_lid
     }
 
     /// Subnet LMC as configured (individual ports carry their own).

@@ -24,37 +24,38 @@ use crate::Config;
 
 pub const NAME: &str = "mlid";
 
-/// Highest unicast LID.
-const MAX_UNICAST_LID: usize = 0xBFFF;
-
 /// The LMC the tree asks for and the LMC to configure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LmcPlan {
     /// log2((m/2)^(n−1)), rounded up.
     pub needed: u8,
-    /// `needed`, or the largest LMC whose LIDs fit the unicast space.
+    /// `needed`, or the largest LMC whose LIDs fit the LID space.
     pub target: u8,
+    pub max_lid: u16,
 }
 
 impl LmcPlan {
-    pub fn new(tree: &FatTree, switches: usize) -> Self {
+    /// `max_lid`: the highest LID the switches' tables hold. OpenSM aligns
+    /// every multi-LID range to 2^LMC, so a switch's single LID between two
+    /// hosts' ranges can cost up to 2^LMC LIDs: counted as that, to be safe.
+    pub fn new(tree: &FatTree, switches: usize, max_lid: u16) -> Self {
         let needed = tree.paths().next_power_of_two().trailing_zeros() as u8;
-        let hosts = tree.host_label.len();
-        // Switches keep one LID (base switch port 0).
-        let fits = |lmc: u8| hosts * (1 << lmc) + switches <= MAX_UNICAST_LID;
+        let ports = tree.host_label.len() + switches;
+        let fits = |lmc: u8| ports << lmc <= max_lid as usize;
         let target = (0..=needed).rev().find(|&l| fits(l)).unwrap_or(0);
-        LmcPlan { needed, target }
+        LmcPlan { needed, target, max_lid }
     }
 
     /// Why `target` is below `needed`, if it is.
     pub fn limit_note(&self, tree: &FatTree) -> Option<String> {
         (self.target < self.needed).then(|| {
             format!(
-                "LMC {} ({} LIDs per host) would take {} LIDs, more than the {MAX_UNICAST_LID} unicast LIDs; \
-                 LMC {} is the largest that fits",
+                "LMC {} ({} LIDs per host) would need up to {} LIDs, more than the {} the switches' \
+                 forwarding tables hold; LMC {} is the largest that fits",
                 self.needed,
                 1u32 << self.needed,
                 tree.host_label.len() << self.needed,
+                self.max_lid,
                 self.target
             )
         })
@@ -70,13 +71,13 @@ pub fn tree_of(fabric: &Fabric) -> Result<FatTree, Error> {
 /// LIDs were assigned with (for `mlid.raise_lmc`).
 pub fn lmc_to_request(fabric: &Fabric) -> Result<Option<u8>, Error> {
     let tree = tree_of(fabric)?;
-    let plan = LmcPlan::new(&tree, fabric.switches().len());
+    let plan = LmcPlan::new(&tree, fabric.switches().len(), fabric.max_unicast_lid());
     Ok((fabric.lmc() < plan.target).then_some(plan.target))
 }
 
 pub fn route(fabric: &Fabric, _config: &Config) -> Result<Routing, Error> {
     let tree = tree_of(fabric)?;
-    let plan = LmcPlan::new(&tree, fabric.switches().len());
+    let plan = LmcPlan::new(&tree, fabric.switches().len(), fabric.max_unicast_lid());
     log::info!(
         "{NAME}: {}-port {}-tree: {} hosts, {} switches, {} paths between halves",
         tree.m,
@@ -251,11 +252,13 @@ mod tests {
     #[test]
     fn lmc_plan_needs_and_fits() {
         let t = recognize(&tree_fabric(4, 3, 0)).unwrap();
-        assert_eq!(LmcPlan::new(&t, 20), LmcPlan { needed: 2, target: 2 });
+        assert_eq!(LmcPlan::new(&t, 20, 0xBFFF), LmcPlan { needed: 2, target: 2, max_lid: 0xBFFF });
         let big = recognize(&tree_fabric(16, 3, 0)).unwrap();
-        let plan = LmcPlan::new(&big, 320);
-        assert_eq!(plan, LmcPlan { needed: 6, target: 5 });
+        let plan = LmcPlan::new(&big, 320, 0xBFFF);
+        assert_eq!((plan.needed, plan.target), (6, 5));
         assert!(plan.limit_note(&big).unwrap().contains("LMC 5 is the largest that fits"));
+        // ibsim's switches hold 30,720 LIDs: 1,344 ports × 32 may not fit.
+        assert_eq!(LmcPlan::new(&big, 320, 30720).target, 4);
     }
 
     #[test]

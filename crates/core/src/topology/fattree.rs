@@ -35,8 +35,6 @@ pub struct FatTree {
     pub up: Vec<Vec<(u8, usize)>>,
     /// Processing-node label P(p) per CA node: n digits.
     pub host_label: HashMap<NodeId, Vec<usize>>,
-    /// Per leaf switch index: (port, CA node) by last label digit.
-    pub hosts_of: Vec<Vec<(u8, NodeId)>>,
 }
 
 impl FatTree {
@@ -249,9 +247,8 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
             return Err(format!("the switches above {} do not cover every branch once", name(s)));
         }
     }
-    // Hosts: the leaf's prefix and their rank on it (by port GUID).
+    // Hosts: the leaf's prefix and their rank on it (by node GUID).
     let mut host_label = HashMap::new();
-    let mut hosts_of = vec![Vec::new(); switches];
     for &leaf in &leaves {
         let mut on_leaf = hosts[leaf].clone();
         on_leaf.sort_by_key(|&(_, ca)| fabric.node(ca).guid);
@@ -262,9 +259,8 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
                 return Err(format!("{} is cabled to more than one leaf", describe(fabric.node(ca))));
             }
         }
-        hosts_of[leaf] = on_leaf;
     }
-    Ok(FatTree { m, k, n, level, prefix, replica, down, up, host_label, hosts_of })
+    Ok(FatTree { m, k, n, level, prefix, replica, down, up, host_label })
 }
 
 #[derive(Clone, Copy, PartialEq)]
