@@ -4,6 +4,7 @@ pub mod dla;
 pub mod layered;
 pub mod mlid;
 pub mod pssp;
+pub mod sfmin;
 
 use crate::config::Config;
 use crate::error::Error;
@@ -39,6 +40,11 @@ pub static ENGINES: &[EngineInfo] = &[
         name: mlid::NAME,
         summary: "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
         route: mlid::route,
+    },
+    EngineInfo {
+        name: sfmin::NAME,
+        summary: "minimal routing for Slim Fly and other diameter-2 fabrics; VL 0 from hosts, VL 1 between switches",
+        route: sfmin::route,
     },
 ];
 

@@ -108,14 +108,42 @@ fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
     ports
 }
 
+/// Balanced minimal tables: what the P-SSSP pass computed.
+pub struct MinimalTables {
+    pub lfts: Vec<Vec<u8>>,
+    /// Every LID, in the order the trees were built.
+    pub lid_order: Vec<u16>,
+    /// Most routes on one inter-switch channel.
+    pub edge_forwarding_index: u64,
+}
+
 pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let opts = &config.pssp;
+    if fabric.switches().is_empty() {
+        return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
+    }
+    let MinimalTables { lfts, lid_order, edge_forwarding_index } = balanced_minimal(fabric, opts.seed, NAME);
+    let routing = if opts.deadlock_removal {
+        vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)?
+    } else {
+        log::warn!("{NAME}: deadlock removal is off (pssp.deadlock_removal FALSE): the routing may have credit loops");
+        Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) }
+    };
+    log::info!(
+        "{NAME}: {} LIDs routed on minimal paths, edge forwarding index {edge_forwarding_index}, {} SLs/VLs",
+        lid_order.len(),
+        routing.vls_needed()
+    );
+    Ok(routing)
+}
+
+/// The P-SSSP tables (module comment): every LID routed on minimal paths,
+/// balanced by accumulated channel load. `seed` as `pssp.seed`; `engine`
+/// names the caller in log lines.
+pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTables {
     // Per switch its inter-switch ports: (port, neighbour, neighbour's port).
     let adj = fabric.switch_adjacency();
     let switches = adj.len();
-    if switches == 0 {
-        return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
-    }
     let (offset, channels) = fabric.switch_port_offsets();
     // Source hosts per switch: the traffic a tree edge carries per LID.
     let hosts: Vec<u64> = fabric
@@ -134,7 +162,7 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let mut next = vec![NO_PATH; switches];
     let mut next_switch = vec![0usize; switches];
     let mut acc = vec![0u64; switches];
-    let order = destinations(fabric, opts.seed);
+    let order = destinations(fabric, seed);
     let mut unreachable = 0usize;
     for (k, (owner, lids)) in order.iter().enumerate() {
         let Some(target_node) = fabric.lid_switch(lids[0]) else { continue };
@@ -192,20 +220,9 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         }
     }
     if unreachable > 0 {
-        log::warn!("{NAME}: the switches are not all connected; {unreachable} (switch, LID) pairs have no route");
+        log::warn!("{engine}: the switches are not all connected; {unreachable} (switch, LID) pairs have no route");
     }
-    let max_load = load.iter().max().copied().unwrap_or(0);
+    let edge_forwarding_index = load.iter().max().copied().unwrap_or(0);
     let lid_order: Vec<u16> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
-    let routing = if opts.deadlock_removal {
-        vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)?
-    } else {
-        log::warn!("{NAME}: deadlock removal is off (pssp.deadlock_removal FALSE): the routing may have credit loops");
-        Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) }
-    };
-    log::info!(
-        "{NAME}: {} LIDs routed on minimal paths, edge forwarding index {max_load}, {} SLs/VLs",
-        lid_order.len(),
-        routing.vls_needed()
-    );
-    Ok(routing)
+    MinimalTables { lfts, lid_order, edge_forwarding_index }
 }

@@ -1,0 +1,92 @@
+//! `routing_engine sfmin` in the distribution's OpenSM on ibsim: a Slim Fly
+//! gets minimal paths (read back from the switches), SL2VL VL 0 for
+//! packets from hosts and VL 1 between switches (read back with
+//! smpquery), no credit loops by ibdmchk and `osmroute check`; fabrics of
+//! larger diameter, and `qos FALSE`, fall back.
+
+mod harness;
+
+use std::process::Command;
+use std::time::Duration;
+
+use harness::readback::{ibdmchk, read_back, sl2vl_rows};
+use harness::{build_dir, OpenSm, Sim};
+use osmroute_core::analysis::paths::trace;
+use osmroute_core::fabric::Peer;
+
+const TIMEOUT: Duration = Duration::from_secs(180);
+
+fn generate(family: &[&str]) -> String {
+    let out = Command::new(build_dir().join("osmroute"))
+        .arg("gen")
+        .args(family)
+        .args(["--shuffle-ports", "--seed", "6"])
+        .output()
+        .expect("run osmroute gen");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("net file text")
+}
+
+fn fell_back(osm: &OpenSm, why: &str) {
+    osm.wait_for("minhop tables configured on all switches", TIMEOUT);
+    let declines = osm.lines_with("ERR osmroute: sfmin declines");
+    assert_eq!(declines.len(), 1, "{declines:#?}");
+    assert!(declines[0].contains(why), "{}", declines[0]);
+}
+
+#[test]
+fn slim_fly_is_minimal_and_loop_free_on_two_vls() {
+    let net = generate(&["slimfly", "--q", "5", "--p", "2"]);
+    let mut sim = Sim::start("sfmin", &net);
+    let osm = sim.opensm(&["routing_engine sfmin", "qos TRUE"], &[]);
+    osm.wait_for("SUBNET UP", TIMEOUT);
+    assert!(osm.log().contains("sfmin tables configured on all switches"));
+    let errors = osm.lines_with("ERR");
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    let (fabric, routing) = read_back(&sim, &net);
+    let cas: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).collect();
+    assert_eq!(cas.len(), 100);
+    for &(src, _) in &cas {
+        for &(dst, port) in &cas {
+            if src.node != dst.node {
+                let hops = trace(&fabric, &routing, src, port.lid).unwrap_or_else(|e| panic!("{src:?} -> {}: {e}", port.lid));
+                assert!(hops.len() <= 3, "{src:?} -> LID {}: {} switches", port.lid, hops.len());
+            }
+        }
+    }
+
+    // VL 0 for packets from hosts, VL 1 for packets from switches.
+    let peers = fabric.switch_port_peers();
+    let s = 0;
+    let lid = fabric.node(fabric.switches()[s]).port(0).unwrap().lid;
+    let out = (1..peers[s].len()).find(|&p| matches!(peers[s][p], Some(Peer::Switch(_)))).unwrap() as u8;
+    let rows = sl2vl_rows(&sim, lid, out);
+    let mut seen = [false; 2];
+    for (inp, vls) in rows.iter().filter(|(i, _)| *i != 0 && *i != out) {
+        let from_switch = matches!(peers[s][*inp as usize], Some(Peer::Switch(_)));
+        let want = u8::from(from_switch);
+        assert!(vls[..16].iter().all(|&v| v == want), "in {inp} out {out}: {vls:?}");
+        seen[want as usize] = true;
+    }
+    assert_eq!(seen, [true, true], "both kinds of in-port were read back");
+
+    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
+    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    let out = Command::new(build_dir().join("osmroute"))
+        .args(["check", osm.dir.to_str().unwrap(), "--patterns", "100", "--max-hops", "2"])
+        .output()
+        .expect("run osmroute check");
+    let check = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && check.contains("credit loops: none"), "{check}");
+}
+
+#[test]
+fn a_torus_and_qos_off_fall_back() {
+    let torus = generate(&["torus", "--dims", "4,4", "--p", "1"]);
+    let mut sim = Sim::start("sfmintorus", &torus);
+    fell_back(&sim.opensm(&["routing_engine sfmin,minhop", "qos TRUE"], &[]), "use pssp or layered");
+    let sf = generate(&["slimfly", "--q", "5", "--p", "1"]);
+    let mut sim = Sim::start("sfminnoqos", &sf);
+    fell_back(&sim.opensm(&["routing_engine sfmin,minhop", "qos FALSE"], &[]), "set `qos TRUE`");
+}
