@@ -2,3 +2,4 @@
 
 pub mod dragonfly;
 pub mod fattree;
+pub mod mapping;
