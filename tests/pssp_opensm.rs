@@ -19,16 +19,8 @@ use osmroute_core::{Config, Fabric};
 const ROUTED: &str = "pssp tables configured on all switches";
 const UP: &str = "SUBNET UP";
 
-/// `osmroute gen FAMILY... --shuffle-ports` as net-file text.
 fn generate(family: &[&str]) -> String {
-    let out = Command::new(build_dir().join("osmroute"))
-        .arg("gen")
-        .args(family)
-        .args(["--shuffle-ports", "--seed", "5"])
-        .output()
-        .expect("run osmroute gen");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("net file text")
+    harness::generate_shuffled(family, 5)
 }
 
 fn timeout_for(net: &str) -> Duration {

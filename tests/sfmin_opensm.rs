@@ -17,14 +17,7 @@ use osmroute_core::fabric::Peer;
 const TIMEOUT: Duration = Duration::from_secs(180);
 
 fn generate(family: &[&str]) -> String {
-    let out = Command::new(build_dir().join("osmroute"))
-        .arg("gen")
-        .args(family)
-        .args(["--shuffle-ports", "--seed", "6"])
-        .output()
-        .expect("run osmroute gen");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("net file text")
+    harness::generate_shuffled(family, 6)
 }
 
 fn fell_back(osm: &OpenSm, why: &str) {

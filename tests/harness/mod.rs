@@ -50,6 +50,19 @@ pub fn build_dir() -> PathBuf {
     dir
 }
 
+/// `osmroute gen FAMILY... --shuffle-ports --seed SEED` as net-file text:
+/// port numbers that carry no structure, so engines must read the graph.
+pub fn generate_shuffled(family: &[&str], seed: u64) -> String {
+    let out = std::process::Command::new(build_dir().join("osmroute"))
+        .arg("gen")
+        .args(family)
+        .args(["--shuffle-ports", "--seed", &seed.to_string()])
+        .output()
+        .expect("run osmroute gen");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("net file text")
+}
+
 fn require(binary: &str, package: &str) {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join(binary).exists()))

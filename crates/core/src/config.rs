@@ -101,6 +101,13 @@ impl Default for LayeredConfig {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HxdorConfig {
+    /// Dimension orders (Mixed DOR), one VL each; 0: as many as there are
+    /// dimensions, or VLs if fewer. 1 is plain DOR on one VL.
+    pub orders: u8,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MlidConfig {
     /// When OpenSM's `lmc` is below what the tree needs, raise it and ask
     /// OpenSM for a heavy sweep that reassigns every LID (disruptive:
@@ -128,6 +135,7 @@ pub struct Config {
     pub pssp: PsspConfig,
     pub layered: LayeredConfig,
     pub mlid: MlidConfig,
+    pub hxdor: HxdorConfig,
     pub dump: DumpConfig,
 }
 
@@ -152,7 +160,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Names of the engines whose options live in the file.
-const ENGINE_SECTIONS: &[&str] = &["dla", "pssp", "layered", "mlid"];
+const ENGINE_SECTIONS: &[&str] = &["dla", "pssp", "layered", "mlid", "hxdor"];
 
 /// What reading a configuration yields: the options (defaults where a line
 /// was bad) and every problem found.
@@ -244,6 +252,7 @@ impl Config {
             }
             "layered.seed" => self.layered.seed = parse_num(value, 0, u64::MAX)?,
             "mlid.raise_lmc" => self.mlid.raise_lmc = parse_bool(value)?,
+            "hxdor.orders" => self.hxdor.orders = parse_num(value, 0, 15)? as u8,
             "dump.max_path_sl_lines" => self.dump.max_path_sl_lines = parse_num(value, 0, u64::MAX)?,
             _ => return Err(format!("unknown key; known keys are: {} (see README, section Configuration)", KEYS.join(", "))),
         }
@@ -265,6 +274,7 @@ pub const KEYS: &[&str] = &[
     "layered.best_effort",
     "layered.seed",
     "mlid.raise_lmc",
+    "hxdor.orders",
     "dump.max_path_sl_lines",
 ];
 

@@ -35,7 +35,7 @@ pub fn why_too_few_vls(engine: &str, fabric: &Fabric, max_vls: u8) -> String {
 }
 
 /// SL i on VL i for the first `layers` SLs, VL 0 for the rest.
-fn layer_table(layers: u8) -> SlVlTable {
+pub(crate) fn layer_table(layers: u8) -> SlVlTable {
     std::array::from_fn(|sl| if sl < layers as usize { sl as u8 } else { 0 })
 }
 

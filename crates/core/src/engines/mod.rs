@@ -1,6 +1,7 @@
 //! The routing engines, by the names users type in `routing_engine`.
 
 pub mod dla;
+pub mod hxdor;
 pub mod layered;
 pub mod mlid;
 pub mod pssp;
@@ -45,6 +46,11 @@ pub static ENGINES: &[EngineInfo] = &[
         name: sfmin::NAME,
         summary: "minimal routing for Slim Fly and other diameter-2 fabrics; VL 0 from hosts, VL 1 between switches",
         route: sfmin::route,
+    },
+    EngineInfo {
+        name: hxdor::NAME,
+        summary: "(Mixed) dimension-order routing for FlatFly/HyperX and hypercubes, mapped from the bare graph",
+        route: hxdor::route,
     },
 ];
 

@@ -1,0 +1,66 @@
+//! `routing_engine hxdor` in the distribution's OpenSM on ibsim: on a
+//! HyperX and a hypercube (shuffled ports, so nothing but the graph shows
+//! the dimensions) the tables read back from the switches equal an offline
+//! run on OpenSM's LIDs, so do the path SLs (each destination's dimension
+//! order), and ibdmchk and `osmroute check` find no credit loops; a Slim
+//! Fly is declined.
+
+mod harness;
+
+use std::process::Command;
+use std::time::Duration;
+
+use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
+use harness::readback::{ibdmchk, read_back};
+use harness::{build_dir, Sim};
+use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
+use osmroute_core::Config;
+
+fn generate(family: &[&str]) -> String {
+    harness::generate_shuffled(family, 8)
+}
+
+fn check_hxdor(name: &str, family: &[&str], orders: usize) {
+    let net = generate(family);
+    let mut sim = Sim::start(name, &net);
+    let osm = sim.opensm(&["routing_engine hxdor", "qos TRUE"], &[]);
+    osm.wait_for("SUBNET UP", Duration::from_secs(180));
+    assert!(osm.log().contains("hxdor tables configured on all switches"));
+    let errors = osm.lines_with("ERR");
+    assert!(errors.is_empty(), "{errors:#?}");
+    let (read_fabric, read) = read_back(&sim, &net);
+    let fabric = fabric_with_opensm_lids(&osm, &net, &read_fabric);
+    let offline = osmroute_core::engines::route("hxdor", &fabric, &Config::default()).expect("offline hxdor");
+    assert_same_lfts(&fabric, &offline, &read);
+    assert_eq!(offline.vls_needed() as usize, orders);
+    let dumped = switch_sl::read(&fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
+    assert_eq!(dumped, offline.path_sl, "path SLs");
+    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
+    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    let out = Command::new(build_dir().join("osmroute"))
+        .args(["check", osm.dir.to_str().unwrap(), "--patterns", "100"])
+        .output()
+        .expect("run osmroute check");
+    let check = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && check.contains("credit loops: none"), "{check}");
+}
+
+#[test]
+fn hyperx_3x3x3() {
+    check_hxdor("hxdor3", &["hyperx", "--dims", "3,3,3", "--p", "2"], 3);
+}
+
+#[test]
+fn hypercube_4() {
+    check_hxdor("hxdorcube", &["hypercube", "--dim", "4", "--p", "1"], 4);
+}
+
+#[test]
+fn a_slim_fly_is_declined_and_opensm_falls_back() {
+    let net = generate(&["slimfly", "--q", "5", "--p", "1"]);
+    let mut sim = Sim::start("hxdorsf", &net);
+    let osm = sim.opensm(&["routing_engine hxdor,minhop", "qos TRUE"], &[]);
+    osm.wait_for("minhop tables configured on all switches", Duration::from_secs(180));
+    let declines = osm.lines_with("ERR osmroute: hxdor declines");
+    assert_eq!(declines.len(), 1, "{declines:#?}");
+}
