@@ -228,3 +228,33 @@ fn a_heavy_resweep_routes_again() {
     osm.wait_for_n(ROUTED, 2, Duration::from_secs(60));
     assert_routed_cleanly(&osm);
 }
+
+/// A Dragonfly that lost a switch: the paper's group discovery (groups of
+/// one size) declines; `dla.groups mapping` finds the groups by link
+/// equivalence and routes minimally without credit loops.
+#[test]
+fn dla_with_link_mapping_routes_a_dragonfly_that_lost_a_switch() {
+    let net = harness::generate_shuffled(
+        &["dragonfly", "--a", "5", "--h", "2", "--p", "1", "--groups", "6", "--drop-switches", "0.03"],
+        1,
+    );
+    let mut sim = Sim::start("df-mapping", &net);
+    let osm = sim.opensm(&["routing_engine dla,minhop", "qos TRUE"], &[]);
+    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    let declines = osm.lines_with("ERR osmroute: dla declines");
+    assert!(declines.len() == 1 && declines[0].contains("dla.groups mapping"), "{declines:#?}");
+    drop(osm);
+
+    let osm = sim.opensm_configured(&["routing_engine dla", "qos TRUE"], "dla.groups mapping\n");
+    osm.wait_for(UP, timeout_for(&net));
+    assert_routed_cleanly(&osm);
+    let (fabric, routing) = read_back(&sim, &net);
+    for src in fabric.cas() {
+        for (dlid, _) in fabric.lids().filter(|(_, o)| !fabric.node(o.node).is_switch()) {
+            let path = trace(&fabric, &routing, PortRef::new(src, 1), dlid).unwrap_or_else(|e| panic!("{src} -> {dlid}: {e}"));
+            assert!(path.len() <= 4, "{src} -> LID {dlid}: {} switches", path.len());
+        }
+    }
+    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
+    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+}

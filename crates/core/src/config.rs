@@ -19,6 +19,19 @@ pub const CONFIG_ENV: &str = "OSMROUTE_CONFIG";
 pub struct DlaConfig {
     /// The SL every path uses (the paper's single SL). Default 0.
     pub sl: u8,
+    /// How dla finds the Dragonfly's groups.
+    pub groups: GroupDiscovery,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GroupDiscovery {
+    /// The DLA paper's stage 1: cliques of closed neighbourhoods; needs
+    /// groups of one size.
+    #[default]
+    Neighbourhood,
+    /// Link equivalence (direct-topologies paper §2.2): also finds groups
+    /// that lost switches.
+    Mapping,
 }
 
 /// Options of the virtual-layer deadlock removal (`deadlock::vl_layers`),
@@ -241,6 +254,13 @@ impl Config {
         }
         match key {
             "dla.sl" => self.dla.sl = parse_num(value, 0, 15)? as u8,
+            "dla.groups" => {
+                self.dla.groups = match value {
+                    "neighbourhood" => GroupDiscovery::Neighbourhood,
+                    "mapping" => GroupDiscovery::Mapping,
+                    _ => return Err(format!("value '{value}' is not neighbourhood or mapping")),
+                }
+            }
             "pssp.deadlock_removal" => self.pssp.deadlock_removal = parse_bool(value)?,
             "pssp.seed" => self.pssp.seed = parse_num(value, 0, u64::MAX)?,
             "layered.deadlock" => {
@@ -263,6 +283,7 @@ impl Config {
 /// Every key the file may set.
 pub const KEYS: &[&str] = &[
     "dla.sl",
+    "dla.groups",
     "pssp.max_vls",
     "pssp.deadlock_removal",
     "pssp.balance_vls",

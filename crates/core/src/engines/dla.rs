@@ -2,11 +2,11 @@
 //! (Kim & Dally), deadlock-free with one SL and two VLs by shifting to VL 1
 //! on the local hop that follows a global hop (DLA paper, Figures 4 and 8).
 
-use crate::config::Config;
+use crate::config::{Config, GroupDiscovery};
 use crate::error::Error;
 use crate::fabric::{describe, Fabric, Peer};
 use crate::routing::{PathSl, Routing, Sl2Vl, ALL_VL0, NUM_SLS, NO_PATH};
-use crate::topology::dragonfly::{discover_groups, Groups, NotADragonfly};
+use crate::topology::dragonfly::{discover_groups, groups_by_mapping, Groups, NotADragonfly};
 
 const NAME: &str = "dla";
 
@@ -21,16 +21,18 @@ enum PortClass {
 
 pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let adjacency = fabric.switch_adjacency();
-    let groups = discover_groups(&adjacency).map_err(|e| Error::declined(NAME, explain(fabric, &e)))?;
+    let groups = match config.dla.groups {
+        GroupDiscovery::Neighbourhood => discover_groups(&adjacency),
+        GroupDiscovery::Mapping => groups_by_mapping(&adjacency),
+    }
+    .map_err(|e| Error::declined(NAME, explain(fabric, &e)))?;
     let plan = LinkPlan::new(fabric, &adjacency, &groups);
     let lfts = plan.forwarding_tables(fabric)?;
     let sl2vl = plan.sl2vl_tables(fabric, config.dla.sl);
-    log::info!(
-        "dla: {} groups of {} switches, {} LIDs routed",
-        groups.members.len(),
-        groups.members[0].len(),
-        fabric.lids().count()
-    );
+    let sizes = groups.members.iter().map(Vec::len);
+    let (smallest, largest) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
+    let size = if smallest == largest { smallest.to_string() } else { format!("{smallest} to {largest}") };
+    log::info!("dla: {} groups of {size} switches, {} LIDs routed", groups.members.len(), fabric.lids().count());
     Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::Uniform(config.dla.sl) })
 }
 
@@ -49,8 +51,14 @@ fn explain(fabric: &Fabric, e: &NotADragonfly) -> String {
             names(member_group)
         ),
         NotADragonfly::GroupSize { switch, size, expected } => format!(
-            "not a fully connected Dragonfly: the group of {} has {size} switches, expected {expected}; {fix}",
+            "not a fully connected Dragonfly: the group of {} has {size} switches, expected {expected} \
+             (if switches are missing, `dla.groups mapping` finds the groups anyway); {fix}",
             name(*switch)
+        ),
+        NotADragonfly::LocalLinkMissing { a, b } => format!(
+            "not a Dragonfly with fully connected groups: {} and {} are in one group but not cabled; {fix}",
+            name(*a),
+            name(*b)
         ),
         NotADragonfly::NotFullyConnected { a, b } => format!(
             "not a fully connected Dragonfly: no global link joins the group of {} and the group of {}; {fix}",
@@ -249,6 +257,47 @@ mod tests {
         b.build().unwrap()
     }
 
+    /// A Dragonfly with two global links per group pair that lost a
+    /// switch, or an inter-switch cable when `drop_cable`.
+    fn damaged_dragonfly(drop_cable: bool) -> Fabric {
+        let params = crate::gen::dragonfly::Params { groups: 6, ..crate::gen::dragonfly::Params::new(5, 2, 1) };
+        let b = crate::gen::dragonfly::dragonfly(&params).unwrap();
+        let (mut b, dropped) = crate::gen::degrade::drop_switches(&b, 0.03, 1).unwrap();
+        assert_eq!(dropped, 1);
+        if drop_cable {
+            crate::gen::degrade::drop_links(&mut b, 0.02, 3).unwrap();
+        }
+        let mut b = crate::gen::shuffle_ports(&b, 5);
+        b.assign_lids_sequential(0).unwrap();
+        b.build().unwrap()
+    }
+
+    #[test]
+    fn mapping_finds_the_groups_of_a_dragonfly_that_lost_a_switch() {
+        let f = damaged_dragonfly(false);
+        let e = route(&f, &Config::default()).unwrap_err().to_string();
+        assert!(e.contains("dla.groups mapping"), "{e}");
+        let mut config = Config::default();
+        config.dla.groups = GroupDiscovery::Mapping;
+        let r = route(&f, &config).unwrap();
+        let report = crate::analysis::report::analyze(&f, &r);
+        assert!(report.delivered(), "{:?}", report.failures);
+        assert!(report.max_hops() <= 3);
+        assert!(report.credit_loop.is_none());
+        let groups = groups_by_mapping(&f.switch_adjacency()).unwrap();
+        let mut sizes: Vec<usize> = groups.members.iter().map(Vec::len).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, vec![4, 5, 5, 5, 5, 5]);
+    }
+
+    #[test]
+    fn mapping_still_declines_a_group_with_a_missing_cable() {
+        let mut config = Config::default();
+        config.dla.groups = GroupDiscovery::Mapping;
+        let e = route(&damaged_dragonfly(true), &config).unwrap_err().to_string();
+        assert!(e.contains("not cabled") || e.contains("no global link"), "{e}");
+    }
+
     /// Switch indices a packet from CA `src_ca` (port 1) to `dlid` passes.
     fn trace(f: &Fabric, r: &Routing, src_ca: usize, dlid: u16) -> Option<Vec<usize>> {
         crate::analysis::paths::trace(f, r, PortRef::new(src_ca, 1), dlid)
@@ -287,7 +336,7 @@ mod tests {
     #[test]
     fn sl2vl_follows_figure_8() {
         let f = dragonfly(4, 2, 2, 9, Some(3));
-        let r = route(&f, &Config { dla: crate::config::DlaConfig { sl: 5 }, ..Config::default() }).unwrap();
+        let r = route(&f, &Config { dla: crate::config::DlaConfig { sl: 5, ..Default::default() }, ..Config::default() }).unwrap();
         let groups = discover_groups(&f.switch_adjacency()).unwrap();
         let sl2vl = r.sl2vl.as_ref().unwrap();
         let kind = |s: usize, port: u8| -> &'static str {

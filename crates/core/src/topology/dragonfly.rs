@@ -33,6 +33,8 @@ pub enum NotADragonfly {
     GroupSize { switch: usize, size: usize, expected: usize },
     /// The groups of switches `a` and `b` have no global link between them.
     NotFullyConnected { a: usize, b: usize },
+    /// Switches `a` and `b` are in one group but not cabled to each other.
+    LocalLinkMissing { a: usize, b: usize },
 }
 
 fn sorted_neighbours(adj: &Adjacency) -> Vec<Vec<usize>> {
@@ -117,6 +119,44 @@ pub fn discover_groups(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
     }
 
     let g = members.len();
+    let mut joined = vec![false; g * g];
+    for (s, links) in adj.iter().enumerate() {
+        for &(_, t, _) in links {
+            joined[of_switch[s] * g + of_switch[t]] = true;
+        }
+    }
+    for a in 0..g {
+        for b in a + 1..g {
+            if !joined[a * g + b] {
+                return Err(NotADragonfly::NotFullyConnected { a: members[a][0], b: members[b][0] });
+            }
+        }
+    }
+    Ok(Groups { of_switch, members })
+}
+
+/// Groups by link equivalence (`topology::mapping`), which tolerates
+/// groups of different sizes (switches lost); accepted when every group is
+/// fully connected inside and every pair of groups is joined.
+pub fn groups_by_mapping(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
+    if adj.is_empty() {
+        return Err(NotADragonfly::Empty);
+    }
+    let neighbours: Vec<Vec<usize>> = adj.iter().map(|l| l.iter().map(|&(_, t, _)| t).collect()).collect();
+    let of_switch = super::mapping::map_dragonfly_groups(&neighbours);
+    let g = of_switch.iter().max().map_or(0, |m| m + 1);
+    let mut members = vec![Vec::new(); g];
+    for (s, &gi) in of_switch.iter().enumerate() {
+        members[gi].push(s);
+    }
+    let nbrs = sorted_neighbours(adj);
+    for m in &members {
+        for (i, &a) in m.iter().enumerate() {
+            if let Some(&b) = m[i + 1..].iter().find(|b| nbrs[a].binary_search(b).is_err()) {
+                return Err(NotADragonfly::LocalLinkMissing { a, b });
+            }
+        }
+    }
     let mut joined = vec![false; g * g];
     for (s, links) in adj.iter().enumerate() {
         for &(_, t, _) in links {
