@@ -118,20 +118,7 @@ pub fn discover_groups(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
         return Err(NotADragonfly::GroupSize { switch: bad[0], size: bad.len(), expected });
     }
 
-    let g = members.len();
-    let mut joined = vec![false; g * g];
-    for (s, links) in adj.iter().enumerate() {
-        for &(_, t, _) in links {
-            joined[of_switch[s] * g + of_switch[t]] = true;
-        }
-    }
-    for a in 0..g {
-        for b in a + 1..g {
-            if !joined[a * g + b] {
-                return Err(NotADragonfly::NotFullyConnected { a: members[a][0], b: members[b][0] });
-            }
-        }
-    }
+    all_pairs_joined(adj, &of_switch, &members)?;
     Ok(Groups { of_switch, members })
 }
 
@@ -157,6 +144,13 @@ pub fn groups_by_mapping(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
             }
         }
     }
+    all_pairs_joined(adj, &of_switch, &members)?;
+    Ok(Groups { of_switch, members })
+}
+
+/// Every pair of groups has a global link between them.
+fn all_pairs_joined(adj: &Adjacency, of_switch: &[usize], members: &[Vec<usize>]) -> Result<(), NotADragonfly> {
+    let g = members.len();
     let mut joined = vec![false; g * g];
     for (s, links) in adj.iter().enumerate() {
         for &(_, t, _) in links {
@@ -170,7 +164,7 @@ pub fn groups_by_mapping(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
             }
         }
     }
-    Ok(Groups { of_switch, members })
+    Ok(())
 }
 
 fn mode(sorted: &[usize]) -> usize {
