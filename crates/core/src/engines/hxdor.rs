@@ -22,6 +22,7 @@ use crate::deadlock::vl_layers::{layer_table, vls_allowed};
 use crate::error::Error;
 use crate::fabric::{describe, Fabric, Peer};
 use crate::routing::{PathSl, Routing, Sl2Vl, SwitchSls, NO_PATH, NUM_SLS};
+use crate::engines::layered::GuidOrder;
 use crate::topology::mapping::map_flatfly;
 use crate::Config;
 
@@ -38,10 +39,14 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
     let name = |s: usize| describe(fabric.node(fabric.switches()[s]));
-    let neighbours: Vec<Vec<usize>> = adj.iter().map(|l| l.iter().map(|&(_, t, _)| t).collect()).collect();
-    let map = map_flatfly(&neighbours).map_err(|e| Error::declined(NAME, format!("not a FlatFly/HyperX: {e}")))?;
-    let dims = map.extent.len();
-    let at: HashMap<&[usize], usize> = map.coords.iter().enumerate().map(|(s, c)| (c.as_slice(), s)).collect();
+    // Mapped in switch GUID order, so that dimensions and coordinates are
+    // numbered alike whatever order the SM or a net file lists nodes in.
+    let by_guid = GuidOrder::new(fabric);
+    let mapped = map_flatfly(&by_guid.graph.neighbours)
+        .map_err(|e| Error::declined(NAME, format!("not a FlatFly/HyperX: {e}")))?;
+    let coords: Vec<&Vec<usize>> = (0..adj.len()).map(|s| &mapped.coords[by_guid.rank_of[s]]).collect();
+    let dims = mapped.extent.len();
+    let at: HashMap<&[usize], usize> = coords.iter().enumerate().map(|(s, c)| (c.as_slice(), s)).collect();
     // Ports from each switch to each neighbour (parallel cables).
     let mut ports: Vec<HashMap<usize, Vec<u8>>> = vec![HashMap::new(); adj.len()];
     for (s, links) in adj.iter().enumerate() {
@@ -51,10 +56,10 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     }
     // DOR needs every switch one hop from every switch it differs from in
     // one coordinate: complete dimension lines.
-    for (s, c) in map.coords.iter().enumerate() {
+    for (s, c) in coords.iter().enumerate() {
         for i in 0..dims {
-            for v in 0..map.extent[i] {
-                let mut other = c.clone();
+            for v in 0..mapped.extent[i] {
+                let mut other = (*c).clone();
                 other[i] = v;
                 match at.get(other.as_slice()) {
                     Some(&t) if t != s && !ports[s].contains_key(&t) => {
@@ -106,16 +111,16 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
                 lfts[s][lid as usize] = if s == t {
                     last_port
                 } else {
-                    let dim = orders[order].iter().copied().find(|&i| map.coords[s][i] != map.coords[t][i]).expect("s != t");
-                    let mut next = map.coords[s].clone();
-                    next[dim] = map.coords[t][dim];
+                    let dim = orders[order].iter().copied().find(|&i| coords[s][i] != coords[t][i]).expect("s != t");
+                    let mut next = coords[s].clone();
+                    next[dim] = coords[t][dim];
                     let choices = &ports[s][&at[next.as_slice()]];
                     choices[lid as usize % choices.len()]
                 };
             }
         }
     }
-    log::info!("{NAME}: {dims}-D FlatFly {:?}, {count} dimension order(s) on as many VLs", map.extent);
+    log::info!("{NAME}: {dims}-D FlatFly {:?}, {count} dimension order(s) on as many VLs", mapped.extent);
     if count == 1 {
         return Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) });
     }
