@@ -11,12 +11,11 @@
 mod harness;
 
 use std::collections::HashMap;
-use std::process::Command;
 use std::time::Duration;
 
 use harness::offline::fabric_with_opensm_lids;
 use harness::readback::{ibdmchk_lmc_with, read_back, with_enhanced_port0};
-use harness::{build_dir, OpenSm, Sim};
+use harness::{check_loop_free, generate_shuffled, OpenSm, Sim};
 use osmroute_core::analysis::report::analyze;
 use osmroute_core::dumps::path_select::{self, PATH_SELECT_FILE};
 use osmroute_core::engines::mlid;
@@ -27,19 +26,9 @@ const ROUTED: &str = "mlid tables configured on all switches";
 const UP: &str = "SUBNET UP";
 const TIMEOUT: Duration = Duration::from_secs(240);
 
-fn osmroute(args: &[&str]) -> (bool, String) {
-    let out = Command::new(build_dir().join("osmroute")).args(args).output().expect("run osmroute");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
-}
-
 /// `osmroute gen fattree` with shuffled ports and enhanced switch port 0.
 fn fat_tree(m: usize, n: usize) -> String {
-    let out = Command::new(build_dir().join("osmroute"))
-        .args(["gen", "fattree", "--m", &m.to_string(), "--n", &n.to_string(), "--shuffle-ports", "--seed", "4"])
-        .output()
-        .expect("run osmroute gen");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    with_enhanced_port0(&String::from_utf8(out.stdout).expect("net file text"))
+    with_enhanced_port0(&generate_shuffled(&["fattree", "--m", &m.to_string(), "--n", &n.to_string()], 4))
 }
 
 fn assert_no_errors(osm: &OpenSm) {
@@ -120,8 +109,7 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
     let hosts = 2 * k.pow(n as u32);
     assert!(report.contains(&format!("Scanned:{} CA to CA paths", hosts * (hosts - 1) * (1 << lmc))), "{report}");
     let lmc_arg = lmc.to_string();
-    let (ok, check) = osmroute(&["check", osm.dir.to_str().unwrap(), "--lmc", &lmc_arg, "--patterns", "200", "--dlid-choice"]);
-    assert!(ok && check.contains("credit loops: none"), "{check}");
+    let check = check_loop_free(&osm.dir, &["--lmc", &lmc_arg, "--patterns", "200", "--dlid-choice"]);
     let ebb = |prefix: &str| -> f64 {
         let line = check.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {check}"));
         line.split_whitespace().find_map(|w| w.parse().ok()).unwrap()
@@ -183,11 +171,7 @@ fn raise_lmc_makes_opensm_reassign_the_lids() {
 
 #[test]
 fn a_torus_is_declined_and_opensm_falls_back() {
-    let out = Command::new(build_dir().join("osmroute"))
-        .args(["gen", "torus", "--dims", "4,4", "--p", "1"])
-        .output()
-        .expect("run osmroute gen");
-    let net = String::from_utf8(out.stdout).unwrap();
+    let net = generate_shuffled(&["torus", "--dims", "4,4", "--p", "1"], 4);
     let mut sim = Sim::start("mlidtorus", &net);
     let osm = sim.opensm(&["routing_engine mlid,minhop"], &[]);
     osm.wait_for("minhop tables configured on all switches", TIMEOUT);

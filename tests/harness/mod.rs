@@ -50,6 +50,22 @@ pub fn build_dir() -> PathBuf {
     dir
 }
 
+/// `osmroute ARGS...` (the binary built with these tests): whether it
+/// succeeded, and its standard output.
+pub fn osmroute(args: &[&str]) -> (bool, String) {
+    let out = std::process::Command::new(build_dir().join("osmroute")).args(args).output().expect("run osmroute");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `osmroute check DIR ARGS...`, which must deliver every route and find
+/// no credit loop; returns its report.
+pub fn check_loop_free(dir: &Path, args: &[&str]) -> String {
+    let dir = dir.to_str().expect("UTF-8 path");
+    let (ok, report) = osmroute(&[&["check", dir][..], args].concat());
+    assert!(ok && report.contains("credit loops: none"), "osmroute check {dir}: {report}");
+    report
+}
+
 /// `osmroute gen FAMILY... --shuffle-ports --seed SEED` as net-file text:
 /// port numbers that carry no structure, so engines must read the graph.
 pub fn generate_shuffled(family: &[&str], seed: u64) -> String {

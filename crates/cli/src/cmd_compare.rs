@@ -30,6 +30,9 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
 }
 
+/// The row shown only with `--dlid-choice`.
+const CHOSEN_EBB_ROW: &str = "EBB (path-selection DLIDs)";
+
 /// A table row: a metric's name and how to get its value for one routing.
 type Row = (&'static str, fn(&Summary) -> String);
 
@@ -45,7 +48,7 @@ fn rows() -> Vec<Row> {
         ("edge forwarding index", |s| s.edge_forwarding_index.to_string()),
         ("avg channel load", |s| format!("{:.1}", s.avg_channel_load)),
         ("EBB", |s| opt(s.ebb.map(|e| format!("{e:.4}")))),
-        ("EBB (path-selection DLIDs)", |s| opt(s.ebb_chosen_dlids.map(|e| format!("{e:.4}")))),
+        (CHOSEN_EBB_ROW, |s| opt(s.ebb_chosen_dlids.map(|e| format!("{e:.4}")))),
         ("VLs needed (OpenSM log)", |s| opt(s.vls_needed_by_log)),
         ("SLs used", |s| s.sls_used.len().to_string() + assumed(s)),
         ("VLs used", |s| s.vls_used.len().to_string() + assumed(s)),
@@ -71,7 +74,7 @@ pub fn run(args: Args) -> crate::CmdResult {
     let per_source = args.measure.dlid_choice;
     let table: Vec<(&str, Vec<String>)> = rows()
         .into_iter()
-        .filter(|(name, _)| per_source || !name.contains("path-selection"))
+        .filter(|(name, _)| per_source || *name != CHOSEN_EBB_ROW)
         .map(|(name, f)| (name, summaries.iter().map(f).collect()))
         .collect();
     let first = table.iter().map(|(n, _)| n.len()).max().unwrap_or(0);

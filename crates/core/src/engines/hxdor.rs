@@ -22,7 +22,7 @@ use crate::deadlock::vl_layers::{layer_table, vls_allowed};
 use crate::error::Error;
 use crate::fabric::{describe, Fabric, Peer};
 use crate::routing::{PathSl, Routing, Sl2Vl, SwitchSls, NO_PATH, NUM_SLS};
-use crate::engines::layered::GuidOrder;
+use crate::topology::switch_graph::GuidOrder;
 use crate::topology::mapping::map_flatfly;
 use crate::Config;
 

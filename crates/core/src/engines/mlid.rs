@@ -14,12 +14,11 @@
 //! Sources pick the LID with the path-selection scheme (§4.2): `offset`.
 //! Up*/down* routes have no credit loops: one VL, SL2VL left as it is.
 
-use std::collections::VecDeque;
-
 use crate::error::Error;
 use crate::fabric::{Fabric, PortRef};
 use crate::routing::{PathSl, Routing, NO_PATH};
 use crate::topology::fattree::{recognize, FatTree};
+use crate::topology::switch_graph::GuidOrder;
 use crate::Config;
 
 pub const NAME: &str = "mlid";
@@ -143,25 +142,16 @@ fn out_port(tree: &FatTree, s: usize, label: &[usize], ideal: usize, host_port: 
 /// lowest port first.
 fn route_switch_lids(fabric: &Fabric, lfts: &mut [Vec<u8>]) {
     let adj = fabric.switch_adjacency();
+    let order = GuidOrder::new(fabric);
+    let dist = |a: usize, b: usize| u32::from(order.graph.dist(order.rank_of[a], order.rank_of[b]));
     for (t, &node) in fabric.switches().iter().enumerate() {
         let Some(port) = fabric.node(node).port(0) else { continue };
         let lids = port.lid as usize..port.lid as usize + port.lid_count() as usize;
-        let mut dist = vec![usize::MAX; adj.len()];
-        dist[t] = 0;
-        let mut queue = VecDeque::from([t]);
-        while let Some(x) = queue.pop_front() {
-            for &(_, y, _) in &adj[x] {
-                if dist[y] == usize::MAX {
-                    dist[y] = dist[x] + 1;
-                    queue.push_back(y);
-                }
-            }
-        }
         for (s, lft) in lfts.iter_mut().enumerate() {
             let out = if s == t {
                 0
             } else {
-                adj[s].iter().find(|&&(_, y, _)| dist[y] + 1 == dist[s]).map_or(NO_PATH, |&(p, _, _)| p)
+                adj[s].iter().find(|&&(_, y, _)| dist(y, t) + 1 == dist(s, t)).map_or(NO_PATH, |&(p, _, _)| p)
             };
             for lid in lids.clone() {
                 lft[lid] = out;

@@ -11,7 +11,7 @@
 //! and works for any diameter-2 fabric.
 
 use crate::deadlock::vl_layers::why_too_few_vls;
-use crate::engines::layered::GuidOrder;
+use crate::topology::switch_graph::GuidOrder;
 use crate::engines::pssp::{balanced_minimal, MinimalTables};
 use crate::error::Error;
 use crate::fabric::{describe, Fabric, Peer};

@@ -3,3 +3,4 @@
 pub mod dragonfly;
 pub mod fattree;
 pub mod mapping;
+pub mod switch_graph;

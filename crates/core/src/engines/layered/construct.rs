@@ -10,70 +10,19 @@
 //! completions prefer light links.
 
 use crate::rng::Rng;
+use crate::topology::switch_graph::SwitchGraph;
 
 /// No next hop: the destination itself, or not yet fixed.
 pub const UNSET: u32 = u32::MAX;
 
-/// The switch graph as the construction sees it: neighbours without
-/// parallel links, hosts per switch, all-pairs hop distances.
-pub struct SwitchGraph {
-    /// Per switch, its distinct neighbours, ascending.
-    pub neighbours: Vec<Vec<usize>>,
-    /// Hosts (CA ports) cabled to each switch: the routes a path carries.
-    pub hosts: Vec<u64>,
-    /// `dist[s * n + d]`: hops from s to d (`u16::MAX`: unreachable).
-    dist: Vec<u16>,
-    /// Largest finite distance.
-    pub diameter: u16,
-}
-
-impl SwitchGraph {
-    pub fn new(mut neighbours: Vec<Vec<usize>>, hosts: Vec<u64>) -> Self {
-        let n = neighbours.len();
-        for list in &mut neighbours {
-            list.sort_unstable();
-            list.dedup();
-        }
-        let mut dist = vec![u16::MAX; n * n];
-        let mut queue = Vec::with_capacity(n);
-        for s in 0..n {
-            let row = &mut dist[s * n..(s + 1) * n];
-            row[s] = 0;
-            queue.clear();
-            queue.push(s);
-            let mut head = 0;
-            while head < queue.len() {
-                let x = queue[head];
-                head += 1;
-                for &y in &neighbours[x] {
-                    if row[y] == u16::MAX {
-                        row[y] = row[x] + 1;
-                        queue.push(y);
-                    }
-                }
-            }
-        }
-        let diameter = dist.iter().copied().filter(|&d| d != u16::MAX).max().unwrap_or(0);
-        SwitchGraph { neighbours, hosts, dist, diameter }
-    }
-
-    pub fn switch_count(&self) -> usize {
-        self.neighbours.len()
-    }
-
-    pub fn dist(&self, s: usize, d: usize) -> u16 {
-        self.dist[s * self.switch_count() + d]
-    }
-
-    /// The switches traffic starts and ends at: those with hosts (all of
-    /// them when none has hosts).
-    fn endpoints(&self) -> Vec<usize> {
-        let with_hosts: Vec<usize> = (0..self.switch_count()).filter(|&s| self.hosts[s] > 0).collect();
-        if with_hosts.is_empty() {
-            (0..self.switch_count()).collect()
-        } else {
-            with_hosts
-        }
+/// The switches traffic starts and ends at: those with hosts (all of them
+/// when none has hosts).
+fn endpoints(g: &SwitchGraph) -> Vec<usize> {
+    let with_hosts: Vec<usize> = (0..g.switch_count()).filter(|&s| g.hosts[s] > 0).collect();
+    if with_hosts.is_empty() {
+        (0..g.switch_count()).collect()
+    } else {
+        with_hosts
     }
 }
 
@@ -313,7 +262,7 @@ pub fn build_layers(g: &SwitchGraph, count: usize, seed: u64) -> Layers {
     let n = g.switch_count();
     let mut w = Weights { w: g.neighbours.iter().map(|l| vec![0; l.len()]).collect() };
     let mut layers = Layers { n, next: Vec::with_capacity(count), inserted: vec![0; count], no_path: vec![0; count] };
-    let endpoints = g.endpoints();
+    let endpoints = endpoints(g);
     // Priority of an ordered pair = almost-minimal paths it has so far.
     let mut priority = vec![0u8; n * n];
     let mut rng = Rng::new(seed);

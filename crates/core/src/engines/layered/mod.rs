@@ -12,61 +12,23 @@
 mod construct;
 mod hop_position;
 
-pub use construct::{build_layers, Layers, SwitchGraph};
+pub use construct::{build_layers, Layers};
 
 use crate::config::{Config, LayeredDeadlock};
 use crate::deadlock::vl_layers;
 use crate::error::Error;
-use crate::fabric::{describe, Fabric, Peer};
+use crate::fabric::{describe, Fabric};
 use crate::routing::{Routing, NO_PATH};
+use crate::topology::switch_graph::GuidOrder;
 
 pub const NAME: &str = "layered";
 
-/// The switch graph in switch-GUID order: the layers must not depend on
-/// the node order, which differs between the SM and a net file.
-pub struct GuidOrder {
-    /// Switch index of each rank.
-    pub switch_at: Vec<usize>,
-    /// Rank of each switch index.
-    pub rank_of: Vec<usize>,
-    pub graph: SwitchGraph,
-}
-
-impl GuidOrder {
-    pub fn new(fabric: &Fabric) -> Self {
-        let switches = fabric.switches();
-        let mut switch_at: Vec<usize> = (0..switches.len()).collect();
-        switch_at.sort_by_key(|&s| fabric.node(switches[s]).guid);
-        let mut rank_of = vec![0; switches.len()];
-        for (rank, &s) in switch_at.iter().enumerate() {
-            rank_of[s] = rank;
-        }
-        let peers = fabric.switch_port_peers();
-        let mut neighbours = Vec::with_capacity(switches.len());
-        let mut hosts = Vec::with_capacity(switches.len());
-        for &s in &switch_at {
-            neighbours.push(
-                peers[s]
-                    .iter()
-                    .skip(1)
-                    .filter_map(|p| match p {
-                        Some(Peer::Switch(t)) => Some(rank_of[*t]),
-                        _ => None,
-                    })
-                    .collect(),
-            );
-            hosts.push(peers[s].iter().filter(|p| matches!(p, Some(Peer::Ca(_)))).count() as u64);
-        }
-        GuidOrder { switch_at, rank_of, graph: SwitchGraph::new(neighbours, hosts) }
-    }
-
-    /// Two switches with hosts that cannot reach each other, if any.
-    fn disconnected_pair(&self) -> Option<(usize, usize)> {
-        let g = &self.graph;
-        let with_hosts: Vec<usize> = (0..g.switch_count()).filter(|&r| g.hosts[r] > 0).collect();
-        let first = *with_hosts.first()?;
-        with_hosts.iter().find(|&&r| g.dist(first, r) == u16::MAX).map(|&r| (self.switch_at[first], self.switch_at[r]))
-    }
+/// Two switches with hosts that cannot reach each other, if any.
+fn disconnected_pair(order: &GuidOrder) -> Option<(usize, usize)> {
+    let g = &order.graph;
+    let with_hosts: Vec<usize> = (0..g.switch_count()).filter(|&r| g.hosts[r] > 0).collect();
+    let first = *with_hosts.first()?;
+    with_hosts.iter().find(|&&r| g.dist(first, r) == u16::MAX).map(|&r| (order.switch_at[first], order.switch_at[r]))
 }
 
 /// The layers for the fabric's LMC, as `route` builds them.
@@ -75,7 +37,7 @@ pub fn layers_for(fabric: &Fabric, config: &Config) -> Result<(GuidOrder, Layers
     if order.graph.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
-    if let Some((a, b)) = order.disconnected_pair() {
+    if let Some((a, b)) = disconnected_pair(&order) {
         let name = |s: usize| describe(fabric.node(fabric.switches()[s]));
         return Err(Error::declined(
             NAME,
