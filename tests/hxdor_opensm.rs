@@ -1,9 +1,10 @@
 //! `routing_engine hxdor` in the distribution's OpenSM on ibsim: on a
-//! HyperX and a hypercube (shuffled ports, so nothing but the graph shows
-//! the dimensions) the tables read back from the switches equal an offline
-//! run on OpenSM's LIDs, so do the path SLs (each destination's dimension
-//! order), and ibdmchk and `osmroute check` find no credit loops; a Slim
-//! Fly is declined.
+//! HyperX, a hypercube and a torus (shuffled ports, so nothing but the
+//! graph shows the dimensions) the tables read back from the switches
+//! equal an offline run on OpenSM's LIDs, so do the path SLs (each
+//! destination's dimension order and, on the torus, the datelines
+//! crossed), and ibdmchk and `osmroute check` find no credit loops; a
+//! Slim Fly is declined.
 
 mod harness;
 
@@ -47,6 +48,12 @@ fn hyperx_3x3x3() {
 #[test]
 fn hypercube_4() {
     check_hxdor("hxdorcube", &["hypercube", "--dim", "4", "--p", "1"], 4);
+}
+
+#[test]
+fn torus_5x6_on_datelines() {
+    // Two rings: SL = order · 4 + dateline bits; 2 orders × 2 VLs.
+    check_hxdor("hxdortorus", &["torus", "--dims", "5,6", "--widths", "1,1", "--p", "2"], 4);
 }
 
 #[test]

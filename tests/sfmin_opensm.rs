@@ -1,17 +1,20 @@
 //! `routing_engine sfmin` in the distribution's OpenSM on ibsim: a Slim Fly
-//! gets minimal paths (read back from the switches), SL2VL VL 0 for
-//! packets from hosts and VL 1 between switches (read back with
-//! smpquery), no credit loops by ibdmchk and `osmroute check`; fabrics of
-//! larger diameter, and `qos FALSE`, fall back.
+//! (shuffled ports) gets its MMS labels recovered and the label algebra's
+//! minimal paths (read back from the switches, equal to an offline run),
+//! SL2VL VL 0 for packets from hosts and VL 1 between switches (read back
+//! with smpquery), no credit loops by ibdmchk and `osmroute check`;
+//! fabrics of larger diameter, and `qos FALSE`, fall back.
 
 mod harness;
 
 use std::time::Duration;
 
+use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
 use harness::readback::{ibdmchk, read_back, sl2vl_rows};
 use harness::{check_loop_free, OpenSm, Sim};
 use osmroute_core::analysis::paths::trace;
 use osmroute_core::fabric::Peer;
+use osmroute_core::Config;
 
 const TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -33,10 +36,15 @@ fn slim_fly_is_minimal_and_loop_free_on_two_vls() {
     let osm = sim.opensm(&["routing_engine sfmin", "qos TRUE"], &[]);
     osm.wait_for("SUBNET UP", TIMEOUT);
     assert!(osm.log().contains("sfmin tables configured on all switches"));
+    assert!(osm.log().contains("sfmin: Slim Fly q = 5: MMS labels recovered"));
     let errors = osm.lines_with("ERR");
     assert!(errors.is_empty(), "{errors:#?}");
 
     let (fabric, routing) = read_back(&sim, &net);
+    // The switches hold what the label algebra gives offline on OpenSM's LIDs.
+    let offline_fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
+    let offline = osmroute_core::engines::route("sfmin", &offline_fabric, &Config::default()).expect("offline sfmin");
+    assert_same_lfts(&offline_fabric, &offline, &routing);
     let cas: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).collect();
     assert_eq!(cas.len(), 100);
     for &(src, _) in &cas {

@@ -1,29 +1,40 @@
-//! `hxdor`: dimension-order routing for FlatFly/HyperX fabrics and
-//! hypercubes (Prisacari et al.'s direct-topologies paper, §3.3–3.4), with
+//! `hxdor`: dimension-order routing for FlatFly/HyperX fabrics, hypercubes
+//! and tori (Prisacari et al.'s direct-topologies paper, §3.2–3.4), with
 //! the dimensions and coordinates recovered from the bare graph by link
-//! equivalence (`topology::mapping`). Named so as not to clash with
-//! OpenSM's own `dor`, which needs its port numbering to follow the
-//! dimensions.
+//! equivalence (`topology::grid`). Named so as not to clash with OpenSM's
+//! own `dor`, which needs its port numbering to follow the dimensions.
 //!
 //! A packet corrects one coordinate per hop, in a fixed order of the
 //! dimensions; parallel cables of a dimension are spread over destination
 //! LIDs. DOR on a FlatFly takes at most one hop per dimension, so one order
 //! on one VL has no credit loop. Mixed DOR uses several orders, each on its
-//! own SL = VL, chosen by the destination: order d mod O for the d-th host
+//! own SL and VL, chosen by the destination: order d mod O for the d-th host
 //! of the destination switch. The paper's four orders for 4-D form a Latin
 //! square (each dimension first in one order); for N dimensions we take
 //! the N cyclic rotations of (1, …, N), also a Latin square, as many as
-//! there are VLs (`hxdor.orders`). Packets never change VL, and each VL
-//! carries one order, so no dependency leaves a VL and none closes a cycle.
+//! there are VLs (`hxdor.orders`). Packets never change order, and each
+//! order has VLs of its own, so no dependency leaves an order's VLs.
+//!
+//! Rings (torus dimensions of 5 or more switches) are travelled the short
+//! way round (ties split by destination LID) and need a dateline (§3.2):
+//! the cable from the last position back to 0. Whether a path crosses it
+//! in ring j is known at the source, so it is bit j of the path's SL, and
+//! every switch sends a packet out on a ring-j cable on the order's second
+//! VL if that bit is set, on its first otherwise. Within one direction of
+//! a ring, paths that do not cross never use the dateline cable, and paths
+//! that cross cover at most half the ring around it, so neither VL's
+//! channels close a cycle; dimensions are still taken in order. With four
+//! SL bits that allows four rings, as the paper says, and 16 / 2^rings
+//! orders.
 
 use std::collections::HashMap;
 
-use crate::deadlock::vl_layers::{layer_table, vls_allowed};
+use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
 use crate::error::Error;
 use crate::fabric::{describe, Fabric, Peer};
-use crate::routing::{PathSl, Routing, Sl2Vl, SwitchSls, NO_PATH, NUM_SLS};
+use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NO_PATH, NUM_SLS};
 use crate::topology::switch_graph::GuidOrder;
-use crate::topology::mapping::map_flatfly;
+use crate::topology::grid::map_grid;
 use crate::Config;
 
 pub const NAME: &str = "hxdor";
@@ -42,8 +53,8 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     // Mapped in switch GUID order, so that dimensions and coordinates are
     // numbered alike whatever order the SM or a net file lists nodes in.
     let by_guid = GuidOrder::new(fabric);
-    let mapped = map_flatfly(&by_guid.graph.neighbours)
-        .map_err(|e| Error::declined(NAME, format!("not a FlatFly/HyperX: {e}")))?;
+    let mapped = map_grid(&by_guid.graph.neighbours)
+        .map_err(|e| Error::declined(NAME, format!("not a FlatFly, hypercube or torus: {e}")))?;
     let coords: Vec<&Vec<usize>> = (0..adj.len()).map(|s| &mapped.coords[by_guid.rank_of[s]]).collect();
     let dims = mapped.extent.len();
     let at: HashMap<&[usize], usize> = coords.iter().enumerate().map(|(s, c)| (c.as_slice(), s)).collect();
@@ -54,15 +65,17 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
             ports[s].entry(t).or_default().push(p);
         }
     }
-    // DOR needs every switch one hop from every switch it differs from in
-    // one coordinate: complete dimension lines.
+    // DOR needs every position filled and every switch one hop from every
+    // switch it differs from in one coordinate (in a ring: by ±1).
     for (s, c) in coords.iter().enumerate() {
         for i in 0..dims {
-            for v in 0..mapped.extent[i] {
+            let k = mapped.extent[i];
+            for v in 0..k {
                 let mut other = (*c).clone();
                 other[i] = v;
+                let must_be_cabled = !mapped.ring[i] || (c[i] + 1) % k == v || (v + 1) % k == c[i];
                 match at.get(other.as_slice()) {
-                    Some(&t) if t != s && !ports[s].contains_key(&t) => {
+                    Some(&t) if t != s && must_be_cabled && !ports[s].contains_key(&t) => {
                         return Err(Error::declined(
                             NAME,
                             format!("{} and {} differ in one dimension but are not cabled; DOR needs complete dimensions", name(s), name(t)),
@@ -79,11 +92,29 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
             }
         }
     }
-    let wanted = if config.hxdor.orders == 0 { dims } else { config.hxdor.orders as usize };
+    let rings: Vec<usize> = (0..dims).filter(|&i| mapped.ring[i]).collect();
+    if rings.len() > 4 {
+        return Err(Error::declined(
+            NAME,
+            format!(
+                "a {}-ring torus needs a dateline bit per ring in the path SL, which has 4; use pssp or layered",
+                rings.len()
+            ),
+        ));
+    }
+    let sls_per_order = 1usize << rings.len();
+    let vls_per_order = if rings.is_empty() { 1 } else { 2 };
     let vls = vls_allowed(NAME, fabric, 0) as usize;
-    let count = wanted.min(dims).min(vls).clamp(1, NUM_SLS);
+    if vls < vls_per_order {
+        return Err(Error::declined(NAME, format!("rings need 2 VLs for their datelines; {}", why_too_few_vls(NAME, fabric, 0))));
+    }
+    let wanted = if config.hxdor.orders == 0 { dims } else { config.hxdor.orders as usize };
+    let count = wanted.min(dims).min(vls / vls_per_order).min(NUM_SLS / sls_per_order).max(1);
     if count < wanted.min(dims) {
-        log::warn!("{NAME}: {count} dimension orders (one per VL), not {}: only {vls} VLs are usable", wanted.min(dims));
+        log::warn!(
+            "{NAME}: {count} dimension orders, not {}: only {vls} VLs are usable and each order takes {vls_per_order}",
+            wanted.min(dims)
+        );
     }
     let orders = orders(dims, count);
     let peers = fabric.switch_port_peers();
@@ -107,29 +138,73 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         let last_port = if is_switch { 0 } else { port.remote.map_or(NO_PATH, |r| r.port) };
         for lid in port.lid..port.lid + port.lid_count() as u16 {
             for s in 0..adj.len() {
-                sls.set(s, lid, order as u8);
+                let datelines = rings
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &i)| ring_step(coords[s][i], coords[t][i], mapped.extent[i], lid).1)
+                    .fold(0, |bits, (j, _)| bits | 1 << j);
+                sls.set(s, lid, (order * sls_per_order + datelines) as u8);
                 lfts[s][lid as usize] = if s == t {
                     last_port
                 } else {
                     let dim = orders[order].iter().copied().find(|&i| coords[s][i] != coords[t][i]).expect("s != t");
                     let mut next = coords[s].clone();
-                    next[dim] = coords[t][dim];
+                    next[dim] = match mapped.ring[dim] {
+                        true => ring_step(coords[s][dim], coords[t][dim], mapped.extent[dim], lid).0,
+                        false => coords[t][dim],
+                    };
                     let choices = &ports[s][&at[next.as_slice()]];
                     choices[lid as usize % choices.len()]
                 };
             }
         }
     }
-    log::info!("{NAME}: {dims}-D FlatFly {:?}, {count} dimension order(s) on as many VLs", mapped.extent);
-    if count == 1 {
+    log::info!(
+        "{NAME}: {dims}-D grid {:?} with {} ring(s), {count} dimension order(s) on {} VL(s)",
+        mapped.extent,
+        rings.len(),
+        count * vls_per_order
+    );
+    if count == 1 && rings.is_empty() {
         return Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) });
     }
-    let table = layer_table(count as u8);
-    let mut sl2vl = Sl2Vl::new(fabric, table);
+    // SL = order · 2^rings + dateline bits; an order's first VL is
+    // order · vls_per_order.
+    let first_vl: SlVlTable = std::array::from_fn(|sl| match sl / sls_per_order {
+        o if o < count => (o * vls_per_order) as u8,
+        _ => 0,
+    });
+    let mut sl2vl = Sl2Vl::new(fabric, first_vl);
+    for (s, ports) in peers.iter().enumerate() {
+        for (out, peer) in ports.iter().enumerate() {
+            let Some(&Peer::Switch(t)) = peer.as_ref() else { continue };
+            let Some(j) = rings.iter().position(|&i| coords[s][i] != coords[t][i]) else { continue };
+            let table: SlVlTable = std::array::from_fn(|sl| first_vl[sl] + u8::from(sl & 1 << j != 0));
+            for inp in 0..ports.len() {
+                sl2vl.set_switch(s, inp as u8, out as u8, table);
+            }
+        }
+    }
     for sl in 0..NUM_SLS as u8 {
-        sl2vl.set_ca(sl, table[sl as usize]);
+        sl2vl.set_ca(sl, first_vl[sl as usize]);
     }
     Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(sls) })
+}
+
+/// One hop along a ring of `k` from `from` towards `to`, the short way
+/// round (half-way ties: up for even LIDs, down for odd): the next
+/// position, and whether the path from `from` crosses the dateline
+/// (the cable between k-1 and 0).
+fn ring_step(from: usize, to: usize, k: usize, lid: u16) -> (usize, bool) {
+    let up = (to + k - from) % k;
+    if up == 0 {
+        return (from, false);
+    }
+    if up < k - up || (up == k - up && lid % 2 == 0) {
+        ((from + 1) % k, to < from)
+    } else {
+        ((from + k - 1) % k, to > from)
+    }
 }
 
 #[cfg(test)]
@@ -188,13 +263,57 @@ mod tests {
     }
 
     #[test]
-    fn declines_what_is_not_a_complete_flatfly() {
-        let torus = fabric(gen::torus::torus(&[5, 5], &[1, 1], 1).unwrap());
-        let e = route(&torus, &Config::default()).unwrap_err().to_string();
+    fn tori_route_minimally_on_datelines_without_loops() {
+        // Rings of 5 and more take datelines; the ring of 4 maps as two
+        // binary dimensions, the ring of 3 as a clique. Mixed DOR: orders
+        // up to the dimensions, 8 VLs / 2 and 16 SLs / 2^rings.
+        for (dims, widths, mixed_vls) in [
+            (vec![5, 5], vec![1, 1], 2 * 2),
+            (vec![6, 5, 7], vec![1, 2, 1], 2 * 2),
+            (vec![5, 4, 3, 6], vec![1, 1, 1, 1], 2 * 4),
+            (vec![5, 5, 5, 5], vec![1, 1, 1, 1], 2),
+        ] {
+            let f = fabric(gen::torus::torus(&dims, &widths, 2).unwrap());
+            let diameter: usize = dims.iter().map(|k| k / 2).sum();
+            for orders in [1, 0] {
+                let r = route(&f, &config(orders)).unwrap_or_else(|e| panic!("{dims:?}: {e}"));
+                let report = analyze(&f, &r);
+                assert!(report.delivered(), "{dims:?}: {:?}", report.failures);
+                assert_eq!(report.max_hops(), diameter, "{dims:?}: not minimal");
+                assert!(report.credit_loop.is_none(), "{dims:?} orders {orders}");
+                assert!(r.path_sl.sls_used().len() > 1, "{dims:?}: datelines must show in the SLs");
+                assert_eq!(r.vls_needed(), if orders == 1 { 2 } else { mixed_vls }, "{dims:?} orders {orders}");
+                if orders == 1 {
+                    // Without the dateline VL the rings are credit loops.
+                    let flat = Routing { sl2vl: None, ..r };
+                    assert!(analyze(&f, &flat).credit_loop.is_some(), "{dims:?}: the check must be able to fail");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ring_steps_go_the_short_way_and_know_their_dateline() {
+        assert_eq!(ring_step(1, 3, 5, 0), (2, false));
+        assert_eq!(ring_step(4, 1, 5, 0), (0, true));
+        assert_eq!(ring_step(1, 4, 5, 0), (0, true));
+        assert_eq!(ring_step(3, 1, 5, 0), (2, false));
+        // A half-way tie on a ring of 6: even LIDs up, odd LIDs down.
+        assert_eq!(ring_step(4, 1, 6, 2), (5, true));
+        assert_eq!(ring_step(4, 1, 6, 3), (3, false));
+    }
+
+    #[test]
+    fn declines_what_is_not_a_complete_grid() {
+        let (b, _) = gen::degrade::drop_switches(&gen::torus::torus(&[6, 6], &[1, 1], 1).unwrap(), 0.03, 1).unwrap();
+        let e = route(&fabric(b), &Config::default()).unwrap_err().to_string();
         assert!(e.contains("hxdor declines"), "{e}");
         let mut b = gen::hyperx::hyperx(&[4, 4], &[1, 1], 1).unwrap();
         gen::degrade::drop_links(&mut b, 0.05, 1).unwrap();
         let e = route(&fabric(b), &Config::default()).unwrap_err().to_string();
         assert!(e.contains("not cabled") || e.contains("not a FlatFly"), "{e}");
+        let five_rings = fabric(gen::torus::torus(&[5, 5, 5, 5, 5], &[1, 1, 1, 1, 1], 1).unwrap());
+        let e = route(&five_rings, &Config::default()).unwrap_err().to_string();
+        assert!(e.contains("5-ring torus needs a dateline bit per ring"), "{e}");
     }
 }

@@ -44,12 +44,12 @@ pub static ENGINES: &[EngineInfo] = &[
     },
     EngineInfo {
         name: sfmin::NAME,
-        summary: "minimal routing for Slim Fly and other diameter-2 fabrics; VL 0 from hosts, VL 1 between switches",
+        summary: "minimal routing for Slim Fly (by MMS labels recovered from the graph) and other diameter-2 fabrics; VL 0 from hosts, VL 1 between switches",
         route: sfmin::route,
     },
     EngineInfo {
         name: hxdor::NAME,
-        summary: "(Mixed) dimension-order routing for FlatFly/HyperX and hypercubes, mapped from the bare graph",
+        summary: "(Mixed) dimension-order routing for FlatFly/HyperX, hypercubes and tori (datelines in the SL), mapped from the bare graph",
         route: hxdor::route,
     },
 ];

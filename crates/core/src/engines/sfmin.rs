@@ -5,25 +5,28 @@
 //! VL 1. A path has at most two inter-switch hops, so every channel
 //! dependency goes from VL 0 to VL 1 and none can close a cycle.
 //!
-//! The paper picks among equally short paths with the MMS labels' algebra;
-//! here the paths are pssp's balanced minimal ones (each destination's tree
-//! takes the least loaded of the minimal next hops), which needs no labels
-//! and works for any diameter-2 fabric.
+//! Routes follow the paper's label algebra where the fabric is an MMS graph:
+//! its (t, x, y) labels are recovered from the bare graph
+//! (`topology::slimfly`), the algebra names the intermediates of every
+//! two-hop pair, and where it names several (the "yy" and "ty"/"yt" cases)
+//! the destination LID picks one, so a switch's hosts spread over them.
+//! Any other diameter-2 fabric (a Slim Fly with a cable missing, say) gets
+//! pssp's balanced minimal paths, which need no labels.
 
 use crate::deadlock::vl_layers::why_too_few_vls;
-use crate::topology::switch_graph::GuidOrder;
-use crate::engines::pssp::{balanced_minimal, MinimalTables};
+use crate::engines::pssp::balanced_minimal;
 use crate::error::Error;
 use crate::fabric::{describe, Fabric, Peer};
-use crate::routing::{PathSl, Routing, Sl2Vl, NUM_SLS};
+use crate::routing::{PathSl, Routing, Sl2Vl, NO_PATH, NUM_SLS};
+use crate::topology::slimfly::{recover_labels, SlimFlyLabels};
+use crate::topology::switch_graph::GuidOrder;
 use crate::Config;
 
 pub const NAME: &str = "sfmin";
 
 /// Two switches farthest apart and their distance in switch hops
 /// (`usize::MAX` when some pair is not connected).
-fn farthest_pair(fabric: &Fabric) -> (usize, usize, usize) {
-    let order = GuidOrder::new(fabric);
+fn farthest_pair(order: &GuidOrder) -> (usize, usize, usize) {
     let g = &order.graph;
     let mut worst = (0, 0, 0);
     for a in 0..g.switch_count() {
@@ -45,7 +48,8 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
     let name = |s: usize| describe(fabric.node(fabric.switches()[s]));
-    let (a, b, d) = farthest_pair(fabric);
+    let by_guid = GuidOrder::new(fabric);
+    let (a, b, d) = farthest_pair(&by_guid);
     if d == usize::MAX {
         return Err(Error::declined(NAME, format!("{} and {} are not connected", name(a), name(b))));
     }
@@ -66,7 +70,21 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
             format!("it needs 2 VLs; {}", why_too_few_vls(NAME, fabric, 0)),
         ));
     }
-    let MinimalTables { lfts, edge_forwarding_index, .. } = balanced_minimal(fabric, config.pssp.seed, NAME);
+    // Labels recovered in switch GUID order, so that the SM's node order
+    // and a net file's give the same labels.
+    let lfts = match recover_labels(&by_guid.graph.neighbours).and_then(|labels| {
+        let q = labels.mms.field.order();
+        label_routes(fabric, &by_guid, &labels).map(|lfts| (q, lfts))
+    }) {
+        Ok((q, lfts)) => {
+            log::info!("{NAME}: Slim Fly q = {q}: MMS labels recovered; routes by their algebra");
+            lfts
+        }
+        Err(why) => {
+            log::info!("{NAME}: no MMS labels ({why}); balanced minimal paths");
+            balanced_minimal(fabric, config.pssp.seed, NAME).lfts
+        }
+    };
     let mut sl2vl = Sl2Vl::new(fabric, [1; NUM_SLS]);
     for (s, ports) in fabric.switch_port_peers().iter().enumerate() {
         let outs = ports.len() as u8;
@@ -83,10 +101,55 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     }
     // "deadlock removal needed N" is what `osmroute compare` reads.
     log::info!(
-        "{NAME}: minimal paths (diameter {d}), edge forwarding index {edge_forwarding_index}; \
-         deadlock removal needed 2 VLs: VL 0 from hosts, VL 1 between switches"
+        "{NAME}: minimal paths (diameter {d}); deadlock removal needed 2 VLs: VL 0 from hosts, VL 1 between switches"
     );
     Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::Uniform(0) })
+}
+
+/// LFTs from the MMS labels: one hop to a neighbour, else through one of
+/// the intermediates the label algebra names, picked by destination LID.
+fn label_routes(fabric: &Fabric, by_guid: &GuidOrder, labels: &SlimFlyLabels) -> Result<Vec<Vec<u8>>, String> {
+    let adj = fabric.switch_adjacency();
+    let mut lfts = Routing::empty_lfts(fabric);
+    let mut by_switch: Vec<Vec<(u16, u8)>> = vec![Vec::new(); adj.len()];
+    for (lid, owner) in fabric.lids() {
+        let Some(t) = fabric.lid_switch(lid).and_then(|n| fabric.switch_index(n)) else { continue };
+        let last_port = match fabric.node(owner.node).is_switch() {
+            true => 0,
+            false => fabric.port(owner).and_then(|p| p.remote).map_or(NO_PATH, |r| r.port),
+        };
+        by_switch[t].push((lid, last_port));
+    }
+    for (t, lids) in by_switch.iter().enumerate() {
+        for (s, links) in adj.iter().enumerate() {
+            if s == t {
+                for &(lid, last_port) in lids {
+                    lfts[s][lid as usize] = last_port;
+                }
+                continue;
+            }
+            let ports_to = |m: usize| -> Vec<u8> { links.iter().filter(|l| l.1 == m).map(|l| l.0).collect() };
+            let direct = ports_to(t);
+            let via: Vec<Vec<u8>> = match direct.is_empty() {
+                true => labels
+                    .intermediates(by_guid.rank_of[s], by_guid.rank_of[t])
+                    .into_iter()
+                    .map(|rank| ports_to(by_guid.switch_at[rank]))
+                    .collect(),
+                false => vec![direct],
+            };
+            if via.is_empty() || via.iter().any(Vec::is_empty) {
+                // The labels were checked against every cable, so this
+                // would be a flaw in the algebra; say so rather than guess.
+                return Err(format!("the label algebra names no route from switch #{s} to #{t}"));
+            }
+            for &(lid, _) in lids {
+                let ports = &via[lid as usize % via.len()];
+                lfts[s][lid as usize] = ports[lid as usize / via.len() % ports.len()];
+            }
+        }
+    }
+    Ok(lfts)
 }
 
 #[cfg(test)]
@@ -113,10 +176,25 @@ mod tests {
             assert!(report.max_hops() <= 2);
             assert_eq!(r.vls_needed(), 2);
             assert!(report.credit_loop.is_none(), "q={q}");
+            // The routes are the label algebra's.
+            let by_guid = GuidOrder::new(&f);
+            let labels = recover_labels(&by_guid.graph.neighbours).unwrap();
+            assert_eq!(r.lfts, label_routes(&f, &by_guid, &labels).unwrap(), "q={q}");
             // The same paths on one VL do have credit loops.
             let flat = Routing { sl2vl: None, ..r };
             assert!(analyze(&f, &flat).credit_loop.is_some(), "q={q}: the check must be able to fail");
         }
+    }
+
+    #[test]
+    fn other_diameter_two_fabrics_get_balanced_minimal_paths() {
+        // A 4 × 4 HyperX has switch diameter 2 but no MMS labels.
+        let f = fabric(gen::hyperx::hyperx(&[4, 4], &[1, 1], 2).unwrap(), 8);
+        let r = route(&f, &Config::default()).unwrap();
+        let report = analyze(&f, &r);
+        assert!(report.delivered() && report.max_hops() <= 2, "{:?}", report.failures);
+        assert!(report.credit_loop.is_none());
+        assert_eq!(r.lfts, balanced_minimal(&f, Config::default().pssp.seed, NAME).lfts);
     }
 
     #[test]

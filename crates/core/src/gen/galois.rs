@@ -55,6 +55,12 @@ impl Field {
         self.add(a, self.neg(b))
     }
 
+    /// a / b for b ≠ 0.
+    pub fn div(&self, a: usize, b: usize) -> usize {
+        let inverse = (1..self.q).find(|&i| self.mul(b, i) == 1).expect("b has an inverse: b ≠ 0 in a field");
+        self.mul(a, inverse)
+    }
+
     /// A generator of the multiplicative group (the smallest one).
     pub fn primitive_element(&self) -> usize {
         (2..self.q)

@@ -35,42 +35,61 @@ pub fn generator_sets(field: &Field) -> Result<(Vec<usize>, Vec<usize>), String>
     Ok((x, x_))
 }
 
-/// Slim Fly MMS graph over GF(q) with `p` hosts per switch.
-pub fn slimfly(q: usize, p: usize) -> Result<FabricBuilder, String> {
-    if q < 3 {
-        return Err(format!("q = {q}: a Slim Fly needs a prime power q ≥ 3"));
-    }
-    let field = Field::new(q)?;
-    let (x_set, x_set_) = generator_sets(&field)?;
-    let mut g = SwitchGraph::default();
-    let id = |t: usize, a: usize, b: usize| (t * q + a) * q + b;
-    for t in 0..2 {
-        for a in 0..q {
-            for b in 0..q {
-                g.add_switch(format!("sf-{t}-{a}-{b}"));
-            }
+/// An MMS graph: switch i is labelled `labels[i]` = (t, x, y) and cabled
+/// as `cables` says, each cable once.
+#[derive(Clone, Debug)]
+pub struct Mms {
+    pub field: Field,
+    /// X (t = 0) and X' (t = 1).
+    pub generators: [Vec<usize>; 2],
+    pub labels: Vec<(usize, usize, usize)>,
+    pub cables: Vec<(usize, usize)>,
+}
+
+impl Mms {
+    pub fn new(q: usize) -> Result<Mms, String> {
+        if q < 3 {
+            return Err(format!("q = {q}: a Slim Fly needs a prime power q ≥ 3"));
         }
-    }
-    // Intra-subgraph cables, each once (from the smaller y).
-    for (t, set) in [(0, &x_set), (1, &x_set_)] {
-        for a in 0..q {
-            for y in 0..q {
-                for y2 in y + 1..q {
-                    if set.contains(&field.sub(y, y2)) {
-                        g.cable(id(t, a, y), id(t, a, y2), 1);
+        let field = Field::new(q)?;
+        let (x_set, x_set_) = generator_sets(&field)?;
+        let id = |t: usize, a: usize, b: usize| (t * q + a) * q + b;
+        let labels = (0..2).flat_map(|t| (0..q).flat_map(move |a| (0..q).map(move |b| (t, a, b)))).collect();
+        let mut cables = Vec::new();
+        // Intra-subgraph cables, each once (from the smaller y).
+        for (t, set) in [(0, &x_set), (1, &x_set_)] {
+            for a in 0..q {
+                for y in 0..q {
+                    for y2 in y + 1..q {
+                        if set.contains(&field.sub(y, y2)) {
+                            cables.push((id(t, a, y), id(t, a, y2)));
+                        }
                     }
                 }
             }
         }
-    }
-    for x in 0..q {
-        for y in 0..q {
-            for m in 0..q {
-                // y = m·x + c  ⇔  c = y − m·x: exactly one partner per m.
-                let c = field.sub(y, field.mul(m, x));
-                g.cable(id(0, x, y), id(1, m, c), 1);
+        for x in 0..q {
+            for y in 0..q {
+                for m in 0..q {
+                    // y = m·x + c  ⇔  c = y − m·x: exactly one partner per m.
+                    let c = field.sub(y, field.mul(m, x));
+                    cables.push((id(0, x, y), id(1, m, c)));
+                }
             }
         }
+        Ok(Mms { field, generators: [x_set, x_set_], labels, cables })
+    }
+}
+
+/// Slim Fly MMS graph over GF(q) with `p` hosts per switch.
+pub fn slimfly(q: usize, p: usize) -> Result<FabricBuilder, String> {
+    let mms = Mms::new(q)?;
+    let mut g = SwitchGraph::default();
+    for &(t, a, b) in &mms.labels {
+        g.add_switch(format!("sf-{t}-{a}-{b}"));
+    }
+    for &(a, b) in &mms.cables {
+        g.cable(a, b, 1);
     }
     g.build(p)
 }

@@ -1,30 +1,29 @@
 //! Mapping by link equivalence (Prisacari et al.'s direct-topologies paper,
-//! §2): recovering FlatFly/HyperX dimensions and coordinates, and Dragonfly
-//! groups, from the bare switch graph, tolerant of missing switches and
-//! links.
+//! §2): the link classes that FlatFly/HyperX and torus coordinates
+//! (`topology::grid`) and Dragonfly groups are recovered from, tolerant of
+//! missing switches and links.
 //!
 //! Links are grouped by an equivalence relation closed with union-find:
 //! both directions of a cable (one undirected edge here), parallel cables,
 //! the three sides of a triangle, and the opposite sides of a rectangle
 //! (4-cycle) are equivalent. In a FlatFly each class is one dimension; in a
 //! Dragonfly the classes with more than one link are the groups' local
-//! links. A switch's coordinate in dimension i is its class when switches
-//! are joined along the links of every other dimension.
+//! links.
 
 use std::collections::HashMap;
 
 /// Union-find with path halving and union by size.
-struct UnionFind {
+pub(crate) struct UnionFind {
     parent: Vec<usize>,
     size: Vec<usize>,
 }
 
 impl UnionFind {
-    fn new(n: usize) -> Self {
+    pub(crate) fn new(n: usize) -> Self {
         UnionFind { parent: (0..n).collect(), size: vec![1; n] }
     }
 
-    fn find(&mut self, mut x: usize) -> usize {
+    pub(crate) fn find(&mut self, mut x: usize) -> usize {
         while self.parent[x] != x {
             self.parent[x] = self.parent[self.parent[x]];
             x = self.parent[x];
@@ -32,7 +31,7 @@ impl UnionFind {
         x
     }
 
-    fn union(&mut self, a: usize, b: usize) {
+    pub(crate) fn union(&mut self, a: usize, b: usize) {
         let (mut a, mut b) = (self.find(a), self.find(b));
         if a == b {
             return;
@@ -45,7 +44,7 @@ impl UnionFind {
     }
 
     /// Dense class numbers 0.. in order of first appearance.
-    fn classes(&mut self) -> Vec<usize> {
+    pub(crate) fn classes(&mut self) -> Vec<usize> {
         let mut number = HashMap::new();
         (0..self.parent.len())
             .map(|x| {
@@ -128,49 +127,6 @@ pub fn link_classes(neighbours: &[Vec<usize>], rectangles: bool) -> LinkClasses 
     LinkClasses { links, class, count }
 }
 
-/// FlatFly/HyperX coordinates: per dimension (a link class), each switch's
-/// coordinate, numbered from 0 in switch order.
-#[derive(Clone, Debug)]
-pub struct FlatFlyMap {
-    /// `coords[s][i]`: coordinate of switch s in dimension i.
-    pub coords: Vec<Vec<usize>>,
-    /// Values each dimension's coordinate takes.
-    pub extent: Vec<usize>,
-}
-
-pub fn map_flatfly(neighbours: &[Vec<usize>]) -> Result<FlatFlyMap, String> {
-    let n = neighbours.len();
-    let classes = link_classes(neighbours, true);
-    let dims = classes.count;
-    if dims == 0 {
-        return Err("there are no inter-switch links".into());
-    }
-    let mut coords = vec![Vec::with_capacity(dims); n];
-    let mut extent = Vec::with_capacity(dims);
-    for i in 0..dims {
-        let mut uf = UnionFind::new(n);
-        for (&(a, b), &c) in classes.links.iter().zip(&classes.class) {
-            if c != i {
-                uf.union(a, b);
-            }
-        }
-        let values = uf.classes();
-        extent.push(values.iter().max().map_or(0, |m| m + 1));
-        for (s, v) in values.into_iter().enumerate() {
-            coords[s].push(v);
-        }
-    }
-    let mut seen = HashMap::new();
-    for (s, c) in coords.iter().enumerate() {
-        if let Some(other) = seen.insert(c.clone(), s) {
-            return Err(format!(
-                "switches #{other} and #{s} get the same coordinates {c:?}: the links do not form a FlatFly"
-            ));
-        }
-    }
-    Ok(FlatFlyMap { coords, extent })
-}
-
 /// Dragonfly groups: classes with more than one link are local links.
 ///
 /// Two departures from the paper, both for global links: the rectangle
@@ -251,23 +207,24 @@ pub fn map_dragonfly_groups(neighbours: &[Vec<usize>]) -> Vec<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::fabric::Fabric;
+    use crate::topology::grid::map_grid;
     use crate::gen::{self, degrade};
 
-    fn neighbours(f: &Fabric) -> Vec<Vec<usize>> {
+    pub(crate) fn neighbours(f: &Fabric) -> Vec<Vec<usize>> {
         f.switch_adjacency().iter().map(|l| l.iter().map(|&(_, t, _)| t).collect()).collect()
     }
 
     /// Coordinates from generator names ("hx-1-2-3").
-    fn named_coords(f: &Fabric) -> Vec<Vec<usize>> {
+    pub(crate) fn named_coords(f: &Fabric) -> Vec<Vec<usize>> {
         f.switches().iter().map(|&s| f.node(s).desc.split('-').skip(1).map(|d| d.parse().unwrap()).collect()).collect()
     }
 
     /// Whether `a` and `b` partition the switches alike, per dimension, up
     /// to the order of dimensions and the numbering of values.
-    fn same_mapping(found: &[Vec<usize>], truth: &[Vec<usize>]) -> bool {
+    pub(crate) fn same_mapping(found: &[Vec<usize>], truth: &[Vec<usize>]) -> bool {
         let dims = truth[0].len();
         if found[0].len() != dims {
             return false;
@@ -284,7 +241,7 @@ mod tests {
         (0..dims).all(|i| (0..dims).any(|j| partition(found, i) == partition(truth, j)))
     }
 
-    fn degraded(b: crate::FabricBuilder, switches: f64, links: f64, seed: u64) -> Fabric {
+    pub(crate) fn degraded(b: crate::FabricBuilder, switches: f64, links: f64, seed: u64) -> Fabric {
         let (mut b, _) = degrade::drop_switches(&b, switches, seed).unwrap();
         degrade::drop_links(&mut b, links, seed).unwrap();
         gen::direct::tests::fabric(b)
@@ -295,14 +252,14 @@ mod tests {
         // The paper's FlatFly: 4 × 8 × 8 × 8, link widths 2, 1, 1, 1.
         let flatfly = || gen::hyperx::hyperx(&[4, 8, 8, 8], &[2, 1, 1, 1], 1).unwrap();
         let whole = gen::direct::tests::fabric(flatfly());
-        let m = map_flatfly(&neighbours(&whole)).unwrap();
+        let m = map_grid(&neighbours(&whole)).unwrap();
         assert!(same_mapping(&m.coords, &named_coords(&whole)));
         let mut extent = m.extent.clone();
         extent.sort_unstable();
         assert_eq!(extent, vec![4, 8, 8, 8]);
         for seed in 1..=3 {
             let f = degraded(flatfly(), 0.20, 0.15, seed);
-            let m = map_flatfly(&neighbours(&f)).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            let m = map_grid(&neighbours(&f)).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             assert!(same_mapping(&m.coords, &named_coords(&f)), "seed {seed}");
         }
     }
@@ -312,7 +269,7 @@ mod tests {
         // The paper's hypercube: 11-D, double links (2,048 switches).
         for seed in 1..=3 {
             let f = degraded(gen::hyperx::hypercube(11, 2, 1).unwrap(), 0.15, 0.10, seed);
-            let m = map_flatfly(&neighbours(&f)).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            let m = map_grid(&neighbours(&f)).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             assert!(same_mapping(&m.coords, &named_coords(&f)), "seed {seed}");
         }
     }

@@ -2,5 +2,8 @@
 
 pub mod dragonfly;
 pub mod fattree;
+pub mod grid;
+pub mod isomorphism;
 pub mod mapping;
+pub mod slimfly;
 pub mod switch_graph;

@@ -1,0 +1,152 @@
+//! Slim Fly labels recovered from the bare switch graph: the MMS graph for
+//! q = √(switches / 2) is built and matched against the fabric
+//! (`isomorphism`), which gives every switch its (t, x, y) label, and the
+//! paper's route algebra (direct-topologies paper §3.6) then names each
+//! pair's minimal-route intermediates from the labels alone.
+
+use std::collections::HashMap;
+
+use super::isomorphism::find_isomorphism;
+use crate::gen::slimfly::Mms;
+
+/// Refinements the matching may spend before giving up: a few per level
+/// of choices suffice for MMS graphs (they are vertex-transitive), so this
+/// bounds only fabrics that are not one.
+const SEARCH_BUDGET: usize = 2_000;
+
+pub struct SlimFlyLabels {
+    pub mms: Mms,
+    /// (t, x, y) per switch.
+    pub label: Vec<(usize, usize, usize)>,
+    switch_at: HashMap<(usize, usize, usize), usize>,
+}
+
+/// Labels for a fabric whose switch graph (`neighbours[s]`, repeats for
+/// parallel cables allowed) is an MMS graph, or why it is not one.
+pub fn recover_labels(neighbours: &[Vec<usize>]) -> Result<SlimFlyLabels, String> {
+    let n = neighbours.len();
+    let q = (1..=n).find(|q| 2 * q * q >= n).unwrap_or(0);
+    if n == 0 || 2 * q * q != n {
+        return Err(format!("{n} switches is not 2q² for any q, as an MMS graph has"));
+    }
+    let mms = Mms::new(q).map_err(|e| format!("{n} switches would be q = {q}, but {e}"))?;
+    let mut reference = vec![Vec::new(); n];
+    for &(a, b) in &mms.cables {
+        reference[a].push(b);
+        reference[b].push(a);
+    }
+    let distinct: Vec<Vec<usize>> = neighbours
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            l.sort_unstable();
+            l.dedup();
+            l
+        })
+        .collect();
+    let map = find_isomorphism(&distinct, &reference, SEARCH_BUDGET).ok_or_else(|| {
+        format!("the cabling is not the MMS graph for q = {q} (or no match within the search budget)")
+    })?;
+    let label: Vec<(usize, usize, usize)> = map.iter().map(|&r| mms.labels[r]).collect();
+    let switch_at = label.iter().enumerate().map(|(s, &l)| (l, s)).collect();
+    Ok(SlimFlyLabels { mms, label, switch_at })
+}
+
+impl SlimFlyLabels {
+    /// The switches a minimal route from `s` to `d` (two hops apart) may
+    /// pass through, by §3.6's cases: same column (t, x): "yy" over every y
+    /// with both differences in X_t; same subgraph, other column: "tt" over
+    /// the one switch of the other subgraph joined to both; other subgraph:
+    /// "ty" and "yt", whichever the generator set allows.
+    pub fn intermediates(&self, s: usize, d: usize) -> Vec<usize> {
+        let f = &self.mms.field;
+        let q = f.order();
+        let ((ts, xs, ys), (td, xd, yd)) = (self.label[s], self.label[d]);
+        let in_set = |t: usize, diff: usize| self.mms.generators[t].contains(&diff);
+        let mut labels = Vec::new();
+        if ts == td && xs == xd {
+            labels
+                .extend((0..q).filter(|&y| in_set(ts, f.sub(ys, y)) && in_set(ts, f.sub(y, yd))).map(|y| (ts, xs, y)));
+        } else if ts == td {
+            // (0,x,y)–(1,m,c) iff y = m·x + c.
+            labels.push(if ts == 0 {
+                let m = f.div(f.sub(ys, yd), f.sub(xs, xd));
+                (1, m, f.sub(ys, f.mul(m, xs)))
+            } else {
+                let x = f.div(f.sub(yd, ys), f.sub(xs, xd));
+                (0, x, f.add(f.mul(xs, x), ys))
+            });
+        } else {
+            // "ty": the t-cable from s lands in d's column (td, xd, y).
+            let y = if ts == 0 { f.sub(ys, f.mul(xs, xd)) } else { f.add(f.mul(xs, xd), ys) };
+            if in_set(td, f.sub(y, yd)) {
+                labels.push((td, xd, y));
+            }
+            // "yt": a y-cable within s's column, then the t-cable to d.
+            let y = if ts == 0 { f.add(f.mul(xd, xs), yd) } else { f.sub(yd, f.mul(xs, xd)) };
+            if in_set(ts, f.sub(ys, y)) {
+                labels.push((ts, xs, y));
+            }
+        }
+        labels.iter().map(|l| self.switch_at[l]).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen;
+    use crate::topology::mapping::tests::neighbours;
+
+    #[test]
+    fn labels_of_shuffled_slim_flies_give_every_minimal_route() {
+        for q in [5, 7, 8, 9, 13] {
+            let f = gen::direct::tests::fabric(gen::slimfly::slimfly(q, 1).unwrap());
+            // Switches renumbered, so the search cannot meet the
+            // generator's own order.
+            let n = f.switches().len();
+            let renumber = |v: usize| (v * 11 + 3) % n;
+            let mut g = vec![Vec::new(); n];
+            for (v, around) in neighbours(&f).iter().enumerate() {
+                g[renumber(v)] = around.iter().map(|&u| renumber(u)).collect();
+            }
+            let labels = recover_labels(&g).unwrap_or_else(|e| panic!("q={q}: {e}"));
+            // Every cable joins switches the MMS rule joins.
+            let mms_adjacent: std::collections::HashSet<(usize, usize)> =
+                labels.mms.cables.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+            let index = |l| labels.mms.labels.iter().position(|&m| m == l).unwrap();
+            for (s, around) in g.iter().enumerate() {
+                for &t in around {
+                    assert!(mms_adjacent.contains(&(index(labels.label[s]), index(labels.label[t]))), "q={q}");
+                }
+            }
+            // The label algebra names exactly the common neighbours of
+            // every pair two hops apart.
+            for s in 0..g.len() {
+                for d in 0..g.len() {
+                    if s == d || g[s].contains(&d) {
+                        continue;
+                    }
+                    let mut by_labels = labels.intermediates(s, d);
+                    by_labels.sort_unstable();
+                    let mut common: Vec<usize> = g[s].iter().copied().filter(|m| g[d].contains(m)).collect();
+                    common.sort_unstable();
+                    common.dedup();
+                    assert_eq!(by_labels, common, "q={q}: {:?} to {:?}", labels.label[s], labels.label[d]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn other_fabrics_have_no_labels() {
+        let torus = gen::direct::tests::fabric(gen::torus::torus(&[5, 10], &[1, 1], 1).unwrap());
+        let e = recover_labels(&neighbours(&torus)).err().unwrap();
+        assert!(e.contains("not the MMS graph for q = 5"), "{e}");
+        let six = gen::direct::tests::fabric(gen::torus::torus(&[6], &[1], 1).unwrap());
+        assert!(recover_labels(&neighbours(&six)).err().unwrap().contains("not 2q²"));
+        let mut b = gen::slimfly::slimfly(5, 1).unwrap();
+        gen::degrade::drop_links(&mut b, 0.01, 1).unwrap();
+        assert!(recover_labels(&neighbours(&gen::direct::tests::fabric(b))).is_err());
+    }
+}
