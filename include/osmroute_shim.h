@@ -44,6 +44,9 @@ osm_physp_t *osmroute_port_remote(const osm_physp_t *port);
 
 /* The switch's new LFT and its usable length (max_lid_ho + 1 entries). */
 uint8_t *osmroute_switch_new_lft(osm_switch_t *sw, uint32_t *len);
+/* The switch's hop-table row pointers (one per LID, NULL until OpenSM
+ * allocates the row) and their number. */
+uint8_t **osmroute_switch_hop_rows(osm_switch_t *sw, uint32_t *count);
 
 /* Sets OpenSM's LMC to `lmc` and has the next heavy sweep (requested
  * here, run right after this one) reassign every LID with it. Call only

@@ -80,6 +80,52 @@ pub unsafe fn write_tables(
     }
 }
 
+/// Gives the pages of every switch's array of hop-row pointers memory of
+/// their own before anything writes to them, on the calling thread alone.
+///
+/// OpenSM allocates that array zeroed (its malloc + memset compiles to
+/// calloc, which leaves fresh pages untouched) and reads it through when
+/// clearing hops before each routing pass, so until first written every
+/// page is the kernel's shared zero page. The first write then copies it
+/// and flushes the TLB of every CPU running one of OpenSM's threads: on a
+/// 2,064-switch fabric 76,000 flushes, which cost most of a second while
+/// the routing's own threads keep the other CPUs busy. Writing each page's
+/// first pointer back to itself here, before those threads start, takes
+/// the same faults with no other CPU to interrupt (and none at all on
+/// later passes, when the pages are already private).
+///
+/// # Safety
+/// As `write_tables`; nothing else may touch the arrays meanwhile.
+pub unsafe fn prefault_hop_row_pointers(switches: &[SwitchHandle]) {
+    let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap_or(4096).max(64);
+    let per_page = page / std::mem::size_of::<*mut u8>();
+    for sw in switches {
+        let mut count = 0u32;
+        let rows = ffi::osmroute_switch_hop_rows(sw.0, &mut count);
+        if rows.is_null() || count == 0 {
+            continue;
+        }
+        let touch = |i: usize| {
+            let p = rows.add(i);
+            p.write_volatile(p.read_volatile());
+        };
+        // The whole pages inside the array in one call (the kernel makes
+        // them writable without touching their contents), the partial
+        // pages at its ends by hand; pointer by pointer where the kernel
+        // lacks MADV_POPULATE_WRITE (before Linux 5.14).
+        let (start, end) = (rows as usize, rows.add(count as usize) as usize);
+        let (inner_start, inner_end) = (start.next_multiple_of(page), end / page * page);
+        let populated = inner_end > inner_start
+            && libc::madvise(inner_start as *mut libc::c_void, inner_end - inner_start, libc::MADV_POPULATE_WRITE) == 0;
+        if populated {
+            touch(0);
+            touch(count as usize - 1);
+        } else {
+            (0..count as usize).step_by(per_page).chain([count as usize - 1]).for_each(touch);
+        }
+    }
+}
+
 /// Makes OpenSM allocate its hop-table rows towards `lids` on every switch,
 /// leaving them empty (all `OSM_NO_PATH`, exactly the state OpenSM clears
 /// them to before each routing pass).

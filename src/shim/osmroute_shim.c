@@ -100,6 +100,12 @@ uint8_t *osmroute_switch_new_lft(osm_switch_t *sw, uint32_t *len)
 	return sw->new_lft;
 }
 
+uint8_t **osmroute_switch_hop_rows(osm_switch_t *sw, uint32_t *count)
+{
+	*count = sw->num_hops;
+	return sw->hops;
+}
+
 void osmroute_log(osm_log_t *log, uint8_t level, const char *msg)
 {
 	osm_log(log, level, "%s\n", msg);

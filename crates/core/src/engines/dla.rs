@@ -139,10 +139,31 @@ impl LinkPlan {
     fn forwarding_tables(&self, fabric: &Fabric) -> Result<Vec<Vec<u8>>, Error> {
         let destinations = self.destinations(fabric);
         let mut lfts = Routing::empty_lfts(fabric);
-        // Each switch's row is independent: fill rows on all cores.
+        // Each switch's row is independent: fill rows on all cores. Most
+        // entries repeat one port per destination group (one global link
+        // between two groups, one cable between two members), so those
+        // are looked up once per switch; the rest take `next_port`.
+        const PER_LID: u8 = NO_PATH;
         crate::parallel::for_each_row(&mut lfts, |s, lft| {
+            let gs = self.groups.of_switch[s];
+            let g = self.groups.members.len();
+            let toward_group: Vec<u8> = (0..g)
+                .map(|gd| match self.global_links[gs * g + gd].as_slice() {
+                    [(owner, port)] if *owner == s => *port,
+                    [(owner, _)] => self.single_local_port(s, *owner).unwrap_or(PER_LID),
+                    _ => PER_LID,
+                })
+                .collect();
+            let toward_member: Vec<u8> = self.groups.members[gs]
+                .iter()
+                .map(|&m| if m == s { PER_LID } else { self.single_local_port(s, m).unwrap_or(PER_LID) })
+                .collect();
             for d in &destinations {
-                lft[d.lid as usize] = self.next_port(s, d);
+                let known = match d.group as usize == gs {
+                    true => toward_member[self.position[d.switch as usize]],
+                    false => toward_group[d.group as usize],
+                };
+                lft[d.lid as usize] = if known == PER_LID { self.next_port(s, d) } else { known };
             }
         });
         Ok(lfts)
@@ -194,6 +215,14 @@ impl LinkPlan {
             owner
         };
         self.local_port(s, via, d.lid)
+    }
+
+    /// The port from `from` to group member `to` when one cable joins them.
+    fn single_local_port(&self, from: usize, to: usize) -> Option<u8> {
+        match self.local_ports[from][self.position[to]].as_slice() {
+            [port] => Some(*port),
+            _ => None,
+        }
     }
 
     fn local_port(&self, from: usize, to: usize, lid: u16) -> u8 {
@@ -394,6 +423,32 @@ mod tests {
         let counts: Vec<usize> = per_link.values().map(Vec::len).collect();
         assert_eq!(counts.len(), 2, "two global links from group 0 to group 1: {per_link:?}");
         assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1, "{counts:?}");
+    }
+
+    #[test]
+    fn per_group_shortcuts_give_figure_4_ports() {
+        // One and two global links per group pair, single and parallel
+        // local cables (the damaged fabric's groups are mapped).
+        let mut mapped = Config::default();
+        mapped.dla.groups = GroupDiscovery::Mapping;
+        for (f, config) in [
+            (dragonfly(4, 2, 2, 9, Some(3)), Config::default()),
+            (dragonfly(4, 2, 1, 5, Some(4)), Config::default()),
+            (damaged_dragonfly(false), mapped),
+        ] {
+            let adjacency = f.switch_adjacency();
+            let groups = match config.dla.groups {
+                GroupDiscovery::Mapping => groups_by_mapping(&adjacency).unwrap(),
+                GroupDiscovery::Neighbourhood => discover_groups(&adjacency).unwrap(),
+            };
+            let plan = LinkPlan::new(&f, &adjacency, &groups);
+            let lfts = plan.forwarding_tables(&f).unwrap();
+            for (s, lft) in lfts.iter().enumerate() {
+                for d in plan.destinations(&f) {
+                    assert_eq!(lft[d.lid as usize], plan.next_port(s, &d), "switch {s}, LID {}", d.lid);
+                }
+            }
+        }
     }
 
     #[test]
