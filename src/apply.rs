@@ -89,10 +89,10 @@ pub unsafe fn write_tables(
 /// page is the kernel's shared zero page. The first write then copies it
 /// and flushes the TLB of every CPU running one of OpenSM's threads: on a
 /// 2,064-switch fabric 76,000 flushes, which cost most of a second while
-/// the routing's own threads keep the other CPUs busy. Writing each page's
-/// first pointer back to itself here, before those threads start, takes
-/// the same faults with no other CPU to interrupt (and none at all on
-/// later passes, when the pages are already private).
+/// the routing's own threads keep the other CPUs busy. Making the pages
+/// private here, before those threads start, takes the same faults with no
+/// other CPU to interrupt (and none at all on later passes, when the pages
+/// are private already).
 ///
 /// # Safety
 /// As `write_tables`; nothing else may touch the arrays meanwhile.

@@ -427,8 +427,8 @@ mod tests {
 
     #[test]
     fn per_group_shortcuts_give_figure_4_ports() {
-        // One and two global links per group pair, single and parallel
-        // local cables (the damaged fabric's groups are mapped).
+        // One and two global links per group pair, and groups of unequal
+        // size (a switch lost; groups found by the mapping).
         let mut mapped = Config::default();
         mapped.dla.groups = GroupDiscovery::Mapping;
         for (f, config) in [
