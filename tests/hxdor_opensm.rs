@@ -10,10 +10,9 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
+use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
 use harness::readback::{ibdmchk, read_back};
 use harness::{check_loop_free, Sim};
-use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::Config;
 
 fn generate(family: &[&str]) -> String {
@@ -26,15 +25,12 @@ fn check_hxdor(name: &str, family: &[&str], orders: usize) {
     let osm = sim.opensm(&["routing_engine hxdor", "qos TRUE"], &[]);
     osm.wait_for("SUBNET UP", Duration::from_secs(180));
     assert!(osm.log().contains("hxdor tables configured on all switches"));
-    let errors = osm.lines_with("ERR");
-    assert!(errors.is_empty(), "{errors:#?}");
+    osm.assert_no_errors();
     let (read_fabric, read) = read_back(&sim, &net);
-    let fabric = fabric_with_opensm_lids(&osm, &net, &read_fabric);
-    let offline = osmroute_core::engines::route("hxdor", &fabric, &Config::default()).expect("offline hxdor");
-    assert_same_lfts(&fabric, &offline, &read);
+    let (fabric, offline) =
+        assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "hxdor", &Config::default());
     assert_eq!(offline.vls_needed() as usize, orders);
-    let dumped = switch_sl::read(&fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
-    assert_eq!(dumped, offline.path_sl, "path SLs");
+    assert_dumped_path_sls(&osm, &fabric, &offline);
     let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
     assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
     check_loop_free(&osm.dir, &["--patterns", "100"]);

@@ -8,12 +8,11 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
+use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
 use harness::readback::{
     ibdmchk_lmc, ibdmchk_lmc_with, read_back, sl2vl_rows, with_enhanced_port0, write_flat_sl2vl,
 };
-use harness::{check_loop_free, generate_shuffled, osmroute, OpenSm, Sim};
-use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
+use harness::{check_loop_free, generate_shuffled, osmroute, Sim};
 use osmroute_core::fabric::Peer;
 use osmroute_core::{Config, Fabric, Routing};
 
@@ -29,11 +28,6 @@ fn slim_fly() -> String {
     with_enhanced_port0(&generate_shuffled(&["slimfly", "--q", "5", "--p", "1"], 3))
 }
 
-fn assert_no_errors(osm: &OpenSm) {
-    let errors: Vec<String> = osm.log().lines().filter(|l| l.contains("ERR")).map(String::from).collect();
-    assert!(errors.is_empty(), "ERR lines in OpenSM's log: {errors:#?}");
-}
-
 /// Routes the Slim Fly with `layered` at `lmc` and the given osmroute.conf,
 /// then checks the tables, SLs and credit loops. Returns what was routed.
 fn check_layered(name: &str, lmc: u8, conf: &str) -> (Sim, Fabric, Routing) {
@@ -44,16 +38,13 @@ fn check_layered(name: &str, lmc: u8, conf: &str) -> (Sim, Fabric, Routing) {
     let osm = sim.opensm_configured(&["routing_engine layered", "qos TRUE", &lmc_line, "lmc_esp0 TRUE"], conf);
     osm.wait_for(UP, TIMEOUT);
     assert!(osm.log().contains(ROUTED), "layered did not configure the tables");
-    assert_no_errors(&osm);
+    osm.assert_no_errors();
 
     // Every LID of every port, i.e. every layer, as an offline run says.
     let (read_fabric, read) = read_back(&sim, &net);
-    let fabric = fabric_with_opensm_lids(&osm, &net, &read_fabric);
     let config = Config::parse(conf, "test").config;
-    let offline = osmroute_core::engines::route("layered", &fabric, &config).expect("offline layered");
-    assert_same_lfts(&fabric, &offline, &read);
-    let dumped = switch_sl::read(&fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
-    assert_eq!(dumped, offline.path_sl, "path SLs");
+    let (fabric, offline) = assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "layered", &config);
+    assert_dumped_path_sls(&osm, &fabric, &offline);
     // The layers are different routes, not copies of layer 0.
     let ca_lids: Vec<u16> =
         fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(_, p)| p.lid).collect();

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use harness::offline::fabric_with_opensm_lids;
 use harness::readback::{ibdmchk_lmc_with, read_back, with_enhanced_port0};
-use harness::{check_loop_free, generate_shuffled, OpenSm, Sim};
+use harness::{check_loop_free, generate_shuffled, Sim};
 use osmroute_core::analysis::report::analyze;
 use osmroute_core::dumps::path_select::{self, PATH_SELECT_FILE};
 use osmroute_core::engines::mlid;
@@ -29,11 +29,6 @@ const TIMEOUT: Duration = Duration::from_secs(240);
 /// `osmroute gen fattree` with shuffled ports and enhanced switch port 0.
 fn fat_tree(m: usize, n: usize) -> String {
     with_enhanced_port0(&generate_shuffled(&["fattree", "--m", &m.to_string(), "--n", &n.to_string()], 4))
-}
-
-fn assert_no_errors(osm: &OpenSm) {
-    let errors: Vec<String> = osm.log().lines().filter(|l| l.contains("ERR")).map(String::from).collect();
-    assert!(errors.is_empty(), "ERR lines in OpenSM's log: {errors:#?}");
 }
 
 /// Digits of a generated node name: "ft-l1-30" -> [3, 0], "ft-p300" -> [3, 0, 0].
@@ -74,7 +69,7 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
     let osm = sim.opensm(&["routing_engine mlid", &lmc_line, "lmc_esp0 TRUE"], &[]);
     osm.wait_for(UP, TIMEOUT);
     assert!(osm.log().contains(ROUTED), "mlid did not configure the tables");
-    assert_no_errors(&osm);
+    osm.assert_no_errors();
     let (fabric, read) = read_back(&sim, &net);
 
     // Every LID of every host, on every switch, as the equations say.
@@ -159,7 +154,7 @@ fn raise_lmc_makes_opensm_reassign_the_lids() {
     let raised = osm.lines_with("raising OpenSM's lmc from 0 to 2");
     assert_eq!(raised.len(), 1, "{:#?}", osm.lines_with("osmroute"));
     assert!(osm.lines_with("mlid: routing with lmc").len() == 1, "only the first pass lacked LIDs");
-    assert_no_errors(&osm);
+    osm.assert_no_errors();
     let (fabric, read) = read_back(&sim, &net);
     for (at, port) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
         assert_eq!(port.lid_count(), 4, "{} has LIDs {}..", fabric.node(at.node).desc, port.lid);

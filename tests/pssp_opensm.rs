@@ -8,11 +8,10 @@ mod harness;
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
+use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
 use harness::readback::{ibdmchk, ibdmchk_lmc, read_back, sl2vl_rows, switches, with_enhanced_port0};
 use harness::{check_loop_free, OpenSm, Sim};
 use osmroute_core::analysis::paths::trace;
-use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::{Config, Fabric};
 
 const ROUTED: &str = "pssp tables configured on all switches";
@@ -47,12 +46,6 @@ fn distances(f: &Fabric) -> Vec<Vec<usize>> {
         .collect()
 }
 
-fn assert_no_errors(osm: &OpenSm) {
-    let log = osm.log();
-    let errors: Vec<&str> = log.lines().filter(|l| l.contains("ERR")).collect();
-    assert!(errors.is_empty(), "ERR lines in OpenSM's log: {errors:#?}");
-}
-
 /// SL of the path record the SA returns for slid -> dlid.
 fn sa_path_sl(sim: &Sim, slid: u16, dlid: u16) -> Option<u8> {
     let out = sim.tool("saquery", &["-p", "--src-to-dst", &format!("{slid}:{dlid}")]);
@@ -69,7 +62,7 @@ fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_
     let osm = sim.opensm(&["routing_engine pssp", "qos TRUE", &lmc_line, "lmc_esp0 TRUE"], &[]);
     osm.wait_for(UP, timeout_for(net));
     assert!(osm.log().contains(ROUTED), "pssp did not configure the tables");
-    assert_no_errors(&osm);
+    osm.assert_no_errors();
 
     // Minimal paths for every CA port and every LID of every other CA.
     let (fabric, routing) = read_back(&sim, net);
@@ -135,11 +128,9 @@ fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_
 fn pssp_on_a_dragonfly_matches_an_offline_run() {
     let net = generate(&["dragonfly", "--a", "4", "--h", "2", "--p", "2"]);
     let (_sim, osm, read_back_fabric, read) = check_pssp("psspdf", &net, 0);
-    let fabric = fabric_with_opensm_lids(&osm, &net, &read_back_fabric);
-    let offline = osmroute_core::engines::route("pssp", &fabric, &Config::default()).expect("offline pssp");
-    assert_same_lfts(&fabric, &offline, &read);
-    let dumped = switch_sl::read(&fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
-    assert_eq!(dumped, offline.path_sl, "path SLs");
+    let (fabric, offline) =
+        assert_switches_hold_offline_run(&osm, &net, (&read_back_fabric, &read), "pssp", &Config::default());
+    assert_dumped_path_sls(&osm, &fabric, &offline);
 }
 
 #[test]

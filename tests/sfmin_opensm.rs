@@ -9,7 +9,7 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::offline::{assert_same_lfts, fabric_with_opensm_lids};
+use harness::offline::assert_switches_hold_offline_run;
 use harness::readback::{ibdmchk, read_back, sl2vl_rows};
 use harness::{check_loop_free, OpenSm, Sim};
 use osmroute_core::analysis::paths::trace;
@@ -37,14 +37,11 @@ fn slim_fly_is_minimal_and_loop_free_on_two_vls() {
     osm.wait_for("SUBNET UP", TIMEOUT);
     assert!(osm.log().contains("sfmin tables configured on all switches"));
     assert!(osm.log().contains("sfmin: Slim Fly q = 5: MMS labels recovered"));
-    let errors = osm.lines_with("ERR");
-    assert!(errors.is_empty(), "{errors:#?}");
+    osm.assert_no_errors();
 
     let (fabric, routing) = read_back(&sim, &net);
     // The switches hold what the label algebra gives offline on OpenSM's LIDs.
-    let offline_fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
-    let offline = osmroute_core::engines::route("sfmin", &offline_fabric, &Config::default()).expect("offline sfmin");
-    assert_same_lfts(&offline_fabric, &offline, &routing);
+    assert_switches_hold_offline_run(&osm, &net, (&fabric, &routing), "sfmin", &Config::default());
     let cas: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).collect();
     assert_eq!(cas.len(), 100);
     for &(src, _) in &cas {

@@ -245,6 +245,12 @@ impl OpenSm {
         self.wait_for_n(text, 1, timeout)
     }
 
+    /// OpenSM's log has no ERR line.
+    pub fn assert_no_errors(&self) {
+        let errors = self.lines_with("ERR");
+        assert!(errors.is_empty(), "ERR lines in OpenSM's log: {errors:#?}");
+    }
+
     /// Lines of the log containing `text`.
     pub fn lines_with(&self, text: &str) -> Vec<String> {
         self.log().lines().filter(|l| l.contains(text)).map(str::to_string).collect()

@@ -2,9 +2,10 @@
 //! net file plus OpenSM's guid2lid cache), and comparing an offline
 //! routing with what the switches were programmed with.
 
+use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::io::guid2lid::Guid2Lid;
 use osmroute_core::io::netfile;
-use osmroute_core::{Fabric, Routing};
+use osmroute_core::{Config, Fabric, Routing};
 
 use super::OpenSm;
 
@@ -18,6 +19,29 @@ pub fn fabric_with_opensm_lids(osm: &OpenSm, net: &str, read_back: &Fabric) -> F
     let lids = |f: &Fabric| f.lids().map(|(l, o)| (l, f.node(o.node).guid)).collect::<Vec<_>>();
     assert_eq!(lids(&fabric), lids(read_back), "guid2lid gives the LIDs the switches route");
     fabric
+}
+
+/// `engine` run offline with `config` on `net` with OpenSM's LIDs gives
+/// exactly the tables read back from the switches; returns that fabric
+/// and routing for further checks.
+pub fn assert_switches_hold_offline_run(
+    osm: &OpenSm,
+    net: &str,
+    (read_fabric, read): (&Fabric, &Routing),
+    engine: &str,
+    config: &Config,
+) -> (Fabric, Routing) {
+    let fabric = fabric_with_opensm_lids(osm, net, read_fabric);
+    let offline =
+        osmroute_core::engines::route(engine, &fabric, config).unwrap_or_else(|e| panic!("offline {engine}: {e}"));
+    assert_same_lfts(&fabric, &offline, read);
+    (fabric, offline)
+}
+
+/// The path SLs the plugin dumped equal `offline`'s.
+pub fn assert_dumped_path_sls(osm: &OpenSm, fabric: &Fabric, offline: &Routing) {
+    let dumped = switch_sl::read(fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
+    assert_eq!(&dumped, &offline.path_sl, "path SLs");
 }
 
 /// Every LID's entry on every switch of `offline` equals the read-back one
