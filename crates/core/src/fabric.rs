@@ -509,6 +509,17 @@ impl Fabric {
         self.lid_owner.iter().enumerate().filter_map(|(lid, o)| o.map(|o| (lid as u16, o)))
     }
 
+    /// The out-port that delivers `owner`'s LIDs at the switch `lid_switch`
+    /// names: 0 for a switch's own port, the port a CA port is cabled to
+    /// otherwise (`NO_PATH` for an uncabled CA port).
+    pub fn delivery_port(&self, owner: PortRef) -> u8 {
+        if self.nodes[owner.node].is_switch() {
+            0
+        } else {
+            self.port(owner).and_then(|p| p.remote).map_or(crate::routing::NO_PATH, |r| r.port)
+        }
+    }
+
     /// The switch a LID is delivered by: the switch itself for a switch LID,
     /// the switch the CA port is cabled to for a CA LID.
     pub fn lid_switch(&self, lid: u16) -> Option<NodeId> {
@@ -595,6 +606,21 @@ impl Fabric {
                     .filter(|(port, _)| *port != 0)
                     .filter_map(|(port, r)| self.switch_index(r.node).map(|ri| (port, ri, r.port)))
                     .collect()
+            })
+            .collect()
+    }
+
+    /// Per switch index, per neighbouring switch index: the ports cabled
+    /// to it (several for parallel cables), in port order.
+    pub fn ports_to_neighbours(&self) -> Vec<HashMap<usize, Vec<u8>>> {
+        self.switch_adjacency()
+            .iter()
+            .map(|links| {
+                let mut to: HashMap<usize, Vec<u8>> = HashMap::new();
+                for &(port, t, _) in links {
+                    to.entry(t).or_default().push(port);
+                }
+                to
             })
             .collect()
     }

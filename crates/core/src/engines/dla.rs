@@ -185,13 +185,7 @@ impl LinkPlan {
             let group = self.groups.of_switch[switch];
             let rank = rank_in_group[group];
             rank_in_group[group] += 1;
-            // Port of the destination switch where the CA is cabled; 0 for
-            // the switch's own LID.
-            let final_port = if owner.node == dst_node {
-                0
-            } else {
-                fabric.port(owner).and_then(|p| p.remote).map_or(NO_PATH, |r| r.port)
-            };
+            let final_port = fabric.delivery_port(owner);
             out.push(Destination { lid, final_port, switch: switch as u32, group: group as u32, rank: rank as u32 });
         }
         out

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
 use crate::error::Error;
 use crate::fabric::{describe, Fabric, Peer};
-use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NO_PATH, NUM_SLS};
+use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
 use crate::topology::switch_graph::GuidOrder;
 use crate::topology::grid::map_grid;
 use crate::Config;
@@ -58,13 +58,7 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let coords: Vec<&Vec<usize>> = (0..adj.len()).map(|s| &mapped.coords[by_guid.rank_of[s]]).collect();
     let dims = mapped.extent.len();
     let at: HashMap<&[usize], usize> = coords.iter().enumerate().map(|(s, c)| (c.as_slice(), s)).collect();
-    // Ports from each switch to each neighbour (parallel cables).
-    let mut ports: Vec<HashMap<usize, Vec<u8>>> = vec![HashMap::new(); adj.len()];
-    for (s, links) in adj.iter().enumerate() {
-        for &(p, t, _) in links {
-            ports[s].entry(t).or_default().push(p);
-        }
-    }
+    let ports = fabric.ports_to_neighbours();
     // DOR needs every position filled and every switch one hop from every
     // switch it differs from in one coordinate (in a ring: by ±1).
     for (s, c) in coords.iter().enumerate() {
@@ -135,7 +129,7 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         let Some(t) = fabric.lid_switch(port.lid).and_then(|n| fabric.switch_index(n)) else { continue };
         let is_switch = fabric.node(owner.node).is_switch();
         let order = if is_switch { 0 } else { host_index.get(&owner.node).copied().unwrap_or(0) % count };
-        let last_port = if is_switch { 0 } else { port.remote.map_or(NO_PATH, |r| r.port) };
+        let last_port = fabric.delivery_port(owner);
         for lid in port.lid..port.lid + port.lid_count() as u16 {
             for s in 0..adj.len() {
                 let datelines = rings

@@ -168,11 +168,7 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
         let Some(target_node) = fabric.lid_switch(lids[0]) else { continue };
         let Some(t) = fabric.switch_index(target_node) else { continue };
         let is_ca = !fabric.node(owner.node).is_switch();
-        let last_port = if is_ca {
-            fabric.port(*owner).and_then(|p| p.remote).map_or(NO_PATH, |r| r.port)
-        } else {
-            0
-        };
+        let last_port = fabric.delivery_port(*owner);
         bfs.run(&adj, t);
         let stamp = k as u32 + 1;
         for &lid in lids {

@@ -17,7 +17,7 @@ use crate::deadlock::vl_layers::why_too_few_vls;
 use crate::engines::pssp::balanced_minimal;
 use crate::error::Error;
 use crate::fabric::{describe, Fabric, Peer};
-use crate::routing::{PathSl, Routing, Sl2Vl, NO_PATH, NUM_SLS};
+use crate::routing::{PathSl, Routing, Sl2Vl, NUM_SLS};
 use crate::topology::slimfly::{recover_labels, SlimFlyLabels};
 use crate::topology::switch_graph::GuidOrder;
 use crate::Config;
@@ -109,34 +109,29 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
 /// LFTs from the MMS labels: one hop to a neighbour, else through one of
 /// the intermediates the label algebra names, picked by destination LID.
 fn label_routes(fabric: &Fabric, by_guid: &GuidOrder, labels: &SlimFlyLabels) -> Result<Vec<Vec<u8>>, String> {
-    let adj = fabric.switch_adjacency();
+    let ports_to = fabric.ports_to_neighbours();
     let mut lfts = Routing::empty_lfts(fabric);
-    let mut by_switch: Vec<Vec<(u16, u8)>> = vec![Vec::new(); adj.len()];
+    let mut by_switch: Vec<Vec<(u16, u8)>> = vec![Vec::new(); ports_to.len()];
     for (lid, owner) in fabric.lids() {
         let Some(t) = fabric.lid_switch(lid).and_then(|n| fabric.switch_index(n)) else { continue };
-        let last_port = match fabric.node(owner.node).is_switch() {
-            true => 0,
-            false => fabric.port(owner).and_then(|p| p.remote).map_or(NO_PATH, |r| r.port),
-        };
-        by_switch[t].push((lid, last_port));
+        by_switch[t].push((lid, fabric.delivery_port(owner)));
     }
     for (t, lids) in by_switch.iter().enumerate() {
-        for (s, links) in adj.iter().enumerate() {
+        for (s, neighbours) in ports_to.iter().enumerate() {
             if s == t {
                 for &(lid, last_port) in lids {
                     lfts[s][lid as usize] = last_port;
                 }
                 continue;
             }
-            let ports_to = |m: usize| -> Vec<u8> { links.iter().filter(|l| l.1 == m).map(|l| l.0).collect() };
-            let direct = ports_to(t);
-            let via: Vec<Vec<u8>> = match direct.is_empty() {
-                true => labels
+            let ports = |m: usize| neighbours.get(&m).cloned().unwrap_or_default();
+            let via: Vec<Vec<u8>> = match neighbours.get(&t) {
+                None => labels
                     .intermediates(by_guid.rank_of[s], by_guid.rank_of[t])
                     .into_iter()
-                    .map(|rank| ports_to(by_guid.switch_at[rank]))
+                    .map(|rank| ports(by_guid.switch_at[rank]))
                     .collect(),
-                false => vec![direct],
+                Some(direct) => vec![direct.clone()],
             };
             if via.is_empty() || via.iter().any(Vec::is_empty) {
                 // The labels were checked against every cable, so this

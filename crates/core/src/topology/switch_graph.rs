@@ -3,49 +3,30 @@
 //! which the SM or a net file lists nodes), distinct neighbours, hosts per
 //! switch, and all-pairs hop distances.
 
+use std::sync::OnceLock;
+
 use crate::fabric::{Fabric, Peer};
 
-/// The switch graph: neighbours without
-/// parallel links, hosts per switch, all-pairs hop distances.
+/// The switch graph: neighbours without parallel links, hosts per switch,
+/// and all-pairs hop distances, computed on first use (hxdor needs only the
+/// ranking and the neighbours).
 pub struct SwitchGraph {
     /// Per switch, its distinct neighbours, ascending.
     pub neighbours: Vec<Vec<usize>>,
     /// Hosts (CA ports) cabled to each switch: the routes a path carries.
     pub hosts: Vec<u64>,
-    /// `dist[s * n + d]`: hops from s to d (`u16::MAX`: unreachable).
-    dist: Vec<u16>,
-    /// Largest finite distance.
-    pub diameter: u16,
+    /// `dist[s * n + d]`: hops from s to d (`u16::MAX`: unreachable),
+    /// and the largest finite one.
+    dist: OnceLock<(Vec<u16>, u16)>,
 }
 
 impl SwitchGraph {
     pub fn new(mut neighbours: Vec<Vec<usize>>, hosts: Vec<u64>) -> Self {
-        let n = neighbours.len();
         for list in &mut neighbours {
             list.sort_unstable();
             list.dedup();
         }
-        let mut dist = vec![u16::MAX; n * n];
-        let mut queue = Vec::with_capacity(n);
-        for s in 0..n {
-            let row = &mut dist[s * n..(s + 1) * n];
-            row[s] = 0;
-            queue.clear();
-            queue.push(s);
-            let mut head = 0;
-            while head < queue.len() {
-                let x = queue[head];
-                head += 1;
-                for &y in &neighbours[x] {
-                    if row[y] == u16::MAX {
-                        row[y] = row[x] + 1;
-                        queue.push(y);
-                    }
-                }
-            }
-        }
-        let diameter = dist.iter().copied().filter(|&d| d != u16::MAX).max().unwrap_or(0);
-        SwitchGraph { neighbours, hosts, dist, diameter }
+        SwitchGraph { neighbours, hosts, dist: OnceLock::new() }
     }
 
     pub fn switch_count(&self) -> usize {
@@ -53,7 +34,40 @@ impl SwitchGraph {
     }
 
     pub fn dist(&self, s: usize, d: usize) -> u16 {
-        self.dist[s * self.switch_count() + d]
+        self.distances().0[s * self.switch_count() + d]
+    }
+
+    /// Largest finite distance.
+    pub fn diameter(&self) -> u16 {
+        self.distances().1
+    }
+
+    /// A breadth-first search from every switch.
+    fn distances(&self) -> &(Vec<u16>, u16) {
+        self.dist.get_or_init(|| {
+            let n = self.switch_count();
+            let mut dist = vec![u16::MAX; n * n];
+            let mut queue = Vec::with_capacity(n);
+            for s in 0..n {
+                let row = &mut dist[s * n..(s + 1) * n];
+                row[s] = 0;
+                queue.clear();
+                queue.push(s);
+                let mut head = 0;
+                while head < queue.len() {
+                    let x = queue[head];
+                    head += 1;
+                    for &y in &self.neighbours[x] {
+                        if row[y] == u16::MAX {
+                            row[y] = row[x] + 1;
+                            queue.push(y);
+                        }
+                    }
+                }
+            }
+            let diameter = dist.iter().copied().filter(|&d| d != u16::MAX).max().unwrap_or(0);
+            (dist, diameter)
+        })
     }
 }
 

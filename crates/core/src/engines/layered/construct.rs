@@ -116,7 +116,7 @@ impl LayerBuild<'_> {
 fn find_path(b: &LayerBuild, w: &Weights, s: usize, d: usize) -> Option<Vec<usize>> {
     let g = b.g;
     let minimal = g.dist(s, d) as usize;
-    let longest = (minimal + 1).max(g.diameter as usize + 1);
+    let longest = (minimal + 1).max(g.diameter() as usize + 1);
     let mut search = PathSearch { b, w, d, path: vec![s], best: None };
     for len in minimal + 1..=longest {
         search.extend(0, len);

@@ -80,30 +80,14 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
 /// LFTs of all layers, and the LIDs in layer order (every port's base LID,
 /// then every base + 1, ...) for the deadlock removal to place paths in.
 fn forwarding_tables(fabric: &Fabric, order: &GuidOrder, layers: &Layers) -> (Vec<Vec<u8>>, Vec<u16>) {
-    let adj = fabric.switch_adjacency();
-    // Per switch index: (neighbour rank, its parallel ports), by rank.
-    let ports_to: Vec<Vec<(usize, Vec<u8>)>> = adj
-        .iter()
-        .map(|links| {
-            let mut by_rank: Vec<(usize, Vec<u8>)> = Vec::new();
-            for &(port, t, _) in links {
-                let r = order.rank_of[t];
-                match by_rank.iter_mut().find(|(n, _)| *n == r) {
-                    Some((_, ports)) => ports.push(port),
-                    None => by_rank.push((r, vec![port])),
-                }
-            }
-            by_rank.sort_unstable_by_key(|(r, _)| *r);
-            by_rank
-        })
-        .collect();
+    let ports_to = fabric.ports_to_neighbours();
     let mut lfts = Routing::empty_lfts(fabric);
     let mut lid_order: Vec<(u32, u16)> = Vec::new();
     for (at, port) in fabric.end_ports() {
         let Some(t) = fabric.lid_switch(port.lid).and_then(|n| fabric.switch_index(n)) else {
             continue;
         };
-        let last_port = if fabric.node(at.node).is_switch() { 0 } else { port.remote.map_or(NO_PATH, |r| r.port) };
+        let last_port = fabric.delivery_port(at);
         let dest = order.rank_of[t];
         for k in 0..port.lid_count() {
             let lid = port.lid + k as u16;
@@ -115,7 +99,7 @@ fn forwarding_tables(fabric: &Fabric, order: &GuidOrder, layers: &Layers) -> (Ve
                 } else {
                     match layers.next(layer, order.rank_of[s], dest) {
                         Some(next) => {
-                            let ports = &ports_to[s][ports_to[s].partition_point(|(r, _)| *r < next)].1;
+                            let ports = &ports_to[s][&order.switch_at[next]];
                             ports[lid as usize % ports.len()]
                         }
                         None => NO_PATH,
