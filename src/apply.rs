@@ -1,7 +1,7 @@
 //! A computed `Routing` -> OpenSM's unicast manager structures: each
 //! switch's `new_lft` and the hop table OpenSM's multicast and SA code read.
 
-use osmroute_core::{Fabric, Routing, NO_PATH};
+use osmroute_core::{Fabric, Lid, Routing, SwitchId, NO_PATH};
 
 use crate::ffi;
 use crate::snapshot::SwitchHandle;
@@ -24,7 +24,7 @@ pub unsafe fn write_tables(
     switches: &[SwitchHandle],
     all_lids: bool,
 ) -> Result<(), String> {
-    let lids: Vec<u16> = fabric
+    let lids: Vec<Lid> = fabric
         .lids()
         .filter(|(_, owner)| all_lids || fabric.node(owner.node).is_switch())
         .map(|(lid, _)| lid)
@@ -32,10 +32,10 @@ pub unsafe fn write_tables(
     let started = std::time::Instant::now();
     let hops = routing.hop_table(fabric, &lids);
     // Non-base LIDs of switches (only with lmc_esp0) -> their base LID.
-    let switch_base: std::collections::HashMap<u16, u16> = fabric
+    let switch_base: std::collections::HashMap<Lid, Lid> = fabric
         .end_ports()
         .filter(|(at, p)| fabric.node(at.node).is_switch() && p.lid_count() > 1)
-        .flat_map(|(_, p)| (1..p.lid_count() as u16).map(move |k| (p.lid + k, p.lid)))
+        .flat_map(|(_, p)| p.lids().skip(1).map(move |lid| (lid, p.lid)))
         .collect();
     let hop_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut work: Vec<(SwitchHandle, Option<String>)> = switches.iter().map(|&sw| (sw, None)).collect();
@@ -49,22 +49,22 @@ pub unsafe fn write_tables(
             return;
         }
         let lft = std::slice::from_raw_parts_mut(lft, len as usize);
-        let ours = &routing.lfts[si];
+        let ours = routing.lfts[si].as_bytes();
         let n = lft.len().min(ours.len());
         if n < 2 {
             return;
         }
         lft[1..n].copy_from_slice(&ours[1..n]);
-        for (&lid, &h) in hops.lids.iter().zip(hops.row(si)) {
-            let port = ours[lid as usize];
-            if (lid as usize) < n && port != NO_PATH && h != NO_PATH {
-                ffi::osm_switch_set_hops(sw.0, lid, port, h);
+        for (&lid, &h) in hops.lids.iter().zip(hops.row(SwitchId::new(si))) {
+            let port = routing.lfts[si].get(lid);
+            if lid.idx() < n && port != NO_PATH && h != NO_PATH.raw() {
+                ffi::osm_switch_set_hops(sw.0, lid.raw(), port.raw(), h);
                 // OpenSM looks up hops towards a switch by its base LID
                 // and the port the LFT gives (osm_dump.c); with lmc_esp0 a
                 // switch's other LIDs may leave by other ports. The base
                 // LID's own port keeps the base LID's count.
-                if let Some(&base) = switch_base.get(&lid).filter(|&&b| ours[b as usize] != port) {
-                    ffi::osm_switch_set_hops(sw.0, base, port, h);
+                if let Some(&base) = switch_base.get(&lid).filter(|&&b| routing.lfts[si].get(b) != port) {
+                    ffi::osm_switch_set_hops(sw.0, base.raw(), port.raw(), h);
                 }
             }
         }
@@ -137,10 +137,10 @@ pub unsafe fn prefault_hop_row_pointers(switches: &[SwitchHandle]) {
 ///
 /// # Safety
 /// As `write_tables`; must finish before the routing callback returns.
-pub unsafe fn reserve_hop_rows(mut switches: Vec<SwitchHandle>, lids: &[u16]) {
+pub unsafe fn reserve_hop_rows(mut switches: Vec<SwitchHandle>, lids: &[Lid]) {
     osmroute_core::parallel::for_each_row(&mut switches, |_, sw| {
         for &lid in lids {
-            ffi::osm_switch_set_hops(sw.0, lid, 0, NO_PATH);
+            ffi::osm_switch_set_hops(sw.0, lid.raw(), 0, NO_PATH.raw());
         }
     });
 }

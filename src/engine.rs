@@ -44,8 +44,6 @@ struct Pending {
 pub struct Published {
     pub fabric: Fabric,
     pub routing: Routing,
-    /// Switch index by node GUID, for `update_sl2vl`.
-    switch_by_guid: std::collections::HashMap<u64, usize>,
 }
 
 pub struct EngineContext {
@@ -88,7 +86,7 @@ impl EngineContext {
             snapshot::take(&mut (*self.osm).subn, opt)?
         };
         let snapshot_ms = started.elapsed().as_secs_f64() * 1e3;
-        let switch_lids: Vec<u16> = snapshot
+        let switch_lids: Vec<osmroute_core::Lid> = snapshot
             .fabric
             .lids()
             .filter(|(_, owner)| snapshot.fabric.node(owner.node).is_switch())
@@ -181,9 +179,7 @@ impl EngineContext {
         unsafe { apply::write_tables(&pending.fabric, &pending.routing, &pending.switches, dumping) }
             .map_err(|e| Error::declined(name, e))?;
         let write_ms = write_start.elapsed().as_secs_f64() * 1e3;
-        let switch_by_guid =
-            pending.fabric.switches().iter().enumerate().map(|(i, &n)| (pending.fabric.node(n).guid, i)).collect();
-        let published = Arc::new(Published { fabric: pending.fabric, routing: pending.routing, switch_by_guid });
+        let published = Arc::new(Published { fabric: pending.fabric, routing: pending.routing });
         if let Ok(mut slot) = self.published.write() {
             *slot = Some(published.clone());
         }
@@ -254,8 +250,8 @@ unsafe extern "C" fn update_sl2vl(
         let node = ffi::osmroute_port_node(port);
         let raw = &mut (*table).raw_vl_by_sl;
         if ffi::osmroute_node_type(node) as u32 == ffi::IB_NODE_TYPE_SWITCH {
-            if let Some(&si) = p.switch_by_guid.get(&ffi::osmroute_node_guid(node)) {
-                *raw = pack_sl2vl(sl2vl.switch_table(si, in_port, out_port));
+            if let Some(si) = p.fabric.switch_with_guid(ffi::osmroute_node_guid(node)) {
+                *raw = pack_sl2vl(sl2vl.switch_table(si, in_port.into(), out_port.into()));
             }
         } else {
             *raw = pack_sl2vl(&sl2vl.ca_table(&unpack_sl2vl(raw)));
@@ -269,7 +265,10 @@ unsafe extern "C" fn path_sl(ctx: *mut c_void, hint: u8, slid: u16, dlid: u16) -
     guarded(ctx.info.name, hint, || -> Result<u8, Error> {
         Ok(match ctx.published() {
             // LIDs arrive in network byte order.
-            Some(p) => p.routing.path_sl.sl(u16::from_be(slid), u16::from_be(dlid)),
+            Some(p) => p.routing.path_sl.sl(
+                osmroute_core::Lid::from_raw(u16::from_be(slid)),
+                osmroute_core::Lid::from_raw(u16::from_be(dlid)),
+            ),
             None => hint,
         })
     })

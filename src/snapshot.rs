@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::ffi::CStr;
 
-use osmroute_core::fabric::{FabricBuilder, NodeKind, PortRef, VlBudget};
+use osmroute_core::fabric::{FabricBuilder, Lid, NodeId, NodeKind, PortRef, VlBudget};
 use osmroute_core::{Error, Fabric};
 
 use crate::ffi;
@@ -26,7 +26,7 @@ pub struct Snapshot {
 }
 
 /// What OpenSM's options and the ports' VL capabilities leave for routing.
-fn vl_budget(builder: &FabricBuilder, opt: &ffi::osm_subn_opt_t, vl_cap: Option<(u8, usize, u8)>) -> VlBudget {
+fn vl_budget(builder: &FabricBuilder, opt: &ffi::osm_subn_opt_t, vl_cap: Option<(u8, NodeId, u8)>) -> VlBudget {
     let by_option = VlBudget::data_vls_of_code(opt.max_op_vls);
     let mut budget = VlBudget {
         data_vls: by_option,
@@ -52,12 +52,12 @@ fn vl_budget(builder: &FabricBuilder, opt: &ffi::osm_subn_opt_t, vl_cap: Option<
 /// `subn` must be OpenSM's live subnet, with OpenSM's lock held.
 pub unsafe fn take(subn: *mut ffi::osm_subn_t, opt: &ffi::osm_subn_opt_t) -> Result<Snapshot, Error> {
     let mut builder = FabricBuilder::new();
-    let mut ids: HashMap<*mut ffi::osm_node_t, usize> = HashMap::new();
+    let mut ids: HashMap<*mut ffi::osm_node_t, NodeId> = HashMap::new();
     let mut nodes = Vec::new();
-    let mut switches = Vec::new();
+    let mut switch_of_node = Vec::new();
 
     // The smallest VL capability on an inter-switch link, and where.
-    let mut vl_cap: Option<(u8, usize, u8)> = None;
+    let mut vl_cap: Option<(u8, NodeId, u8)> = None;
     let mut node = ffi::osmroute_node_first(subn);
     while !node.is_null() {
         let kind = if ffi::osmroute_node_type(node) as u32 == ffi::IB_NODE_TYPE_SWITCH {
@@ -70,15 +70,13 @@ pub unsafe fn take(subn: *mut ffi::osm_subn_t, opt: &ffi::osm_subn_opt_t) -> Res
         let desc = CStr::from_ptr(desc.as_ptr()).to_string_lossy().trim().to_string();
         let ports = ffi::osmroute_node_port_slots(node).saturating_sub(1);
         let id = builder.add_node(kind, ffi::osmroute_node_guid(node), desc, ports);
-        if kind == NodeKind::Switch {
-            switches.push(SwitchHandle(ffi::osmroute_node_switch(node)));
-        }
+        switch_of_node.push((kind == NodeKind::Switch).then(|| SwitchHandle(ffi::osmroute_node_switch(node))));
         ids.insert(node, id);
         nodes.push(node);
         node = ffi::osmroute_node_next(subn, node);
     }
 
-    for (id, &node) in nodes.iter().enumerate() {
+    for (id, &node) in NodeId::range(nodes.len()).zip(&nodes) {
         let is_switch = builder.node(id).is_switch();
         for num in 0..ffi::osmroute_node_port_slots(node) {
             let physp = ffi::osmroute_node_port(node, num);
@@ -90,7 +88,7 @@ pub unsafe fn take(subn: *mut ffi::osm_subn_t, opt: &ffi::osm_subn_opt_t) -> Res
             if num == 0 || !is_switch {
                 let lid = ffi::osmroute_port_base_lid(physp);
                 if lid != 0 {
-                    builder.set_lid(here, lid, ffi::osmroute_port_lmc(physp))?;
+                    builder.set_lid(here, Lid::from_raw(lid), ffi::osmroute_port_lmc(physp))?;
                 }
             }
             if num == 0 || ffi::osmroute_port_state(physp) as u32 == ffi::IB_LINK_DOWN {
@@ -114,5 +112,7 @@ pub unsafe fn take(subn: *mut ffi::osm_subn_t, opt: &ffi::osm_subn_opt_t) -> Res
     builder.set_max_unicast_lid((*subn).max_ucast_lid_ho);
     builder.set_vl_budget(vl_budget(&builder, opt, vl_cap));
     let fabric = builder.build()?;
+    // Handles in switch-id (GUID) order, as the fabric numbers switches.
+    let switches = fabric.switches().iter().filter_map(|&n| switch_of_node[n.idx()]).collect();
     Ok(Snapshot { fabric, switches })
 }

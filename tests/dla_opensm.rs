@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use harness::readback::{ibdmchk, read_back, sl2vl_rows, write_flat_sl2vl};
 use harness::{OpenSm, Sim};
-use osmroute_core::analysis::paths::trace;
-use osmroute_core::fabric::PortRef;
+use osmroute_core::fabric::{Lid, PortRef, SwitchId};
+use osmroute_core::routing::walk::trace;
 use osmroute_core::gen::{self, dragonfly};
 use osmroute_core::io::netfile;
 use osmroute_core::topology::dragonfly::discover_groups;
@@ -47,16 +47,17 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
 
     let (fabric, routing) = read_back(&sim, &net);
     assert_eq!(fabric.switches().len(), a * g);
-    let groups = discover_groups(&fabric.switch_adjacency()).expect("the generated fabric is a Dragonfly");
-    let ca_lids: Vec<u16> = fabric.lids().filter(|(_, o)| !fabric.node(o.node).is_switch()).map(|(l, _)| l).collect();
+    let groups = discover_groups(fabric.graph()).expect("the generated fabric is a Dragonfly");
+    let group = |s: SwitchId| groups.of_switch[s.idx()];
+    let ca_lids: Vec<Lid> = fabric.ca_lids().map(|(l, _)| l).collect();
     assert_eq!(ca_lids.len(), a * p * g, "every host got a LID");
     let mut pairs = 0;
     for src in fabric.cas() {
         for &dlid in &ca_lids {
-            let path = trace(&fabric, &routing, PortRef::new(src, 1), dlid)
+            let path = trace(&fabric, &routing.lfts, PortRef::new(src, 1), dlid)
                 .unwrap_or_else(|e| panic!("host {src} -> LID {dlid}: {e}"));
             let switch_hops = path.len() - 1;
-            let global = path.windows(2).filter(|w| groups.of_switch[w[0].switch] != groups.of_switch[w[1].switch]).count();
+            let global = path.windows(2).filter(|w| group(w[0].switch) != group(w[1].switch)).count();
             assert!(switch_hops <= 3, "host {src} -> LID {dlid}: {switch_hops} inter-switch hops");
             assert!(global <= 1, "host {src} -> LID {dlid}: {global} global hops");
             pairs += 1;
@@ -68,27 +69,27 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
     let offline = osmroute_core::engines::route("dla", &fabric, &Default::default()).expect("offline dla");
     for (si, (live, mine)) in routing.lfts.iter().zip(&offline.lfts).enumerate() {
         for (lid, _) in fabric.lids() {
-            assert_eq!(live[lid as usize], mine[lid as usize], "switch index {si}, LID {lid}: switch vs offline");
+            assert_eq!(live.get(lid), mine.get(lid), "switch index {si}, LID {lid}: switch vs offline");
         }
     }
 
     // SL2VL on sampled switches, against Figure 8 computed here from the
     // read-back topology: VL 1 iff in-port global and out-port local.
-    let class = |si: usize, port: u8| -> &'static str {
-        match fabric.node(fabric.switches()[si]).port(port).and_then(|p| p.remote) {
+    let class = |si: SwitchId, port: u8| -> &'static str {
+        match fabric.switch_node(si).port(port).and_then(|p| p.remote) {
             None => "unused",
-            Some(r) => match fabric.switch_index(r.node) {
+            Some(r) => match fabric.switch_id(r.node) {
                 None => "terminal",
-                Some(t) if groups.of_switch[t] == groups.of_switch[si] => "local",
+                Some(t) if group(t) == group(si) => "local",
                 Some(_) => "global",
             },
         }
     };
     let step = (fabric.switches().len() / sampled_switches).max(1);
     let mut checked = 0;
-    for si in (0..fabric.switches().len()).step_by(step).take(sampled_switches) {
-        let node = fabric.node(fabric.switches()[si]);
-        let lid = node.port(0).expect("switch port 0").lid;
+    for si in fabric.switch_ids().step_by(step).take(sampled_switches) {
+        let node = fabric.switch_node(si);
+        let lid = node.port(0).expect("switch port 0").lid.raw();
         for out in 1..node.port_slots() as u8 {
             if class(si, out) == "unused" {
                 continue;
@@ -249,7 +250,7 @@ fn dla_with_link_mapping_routes_a_dragonfly_that_lost_a_switch() {
     let (fabric, routing) = read_back(&sim, &net);
     for src in fabric.cas() {
         for (dlid, _) in fabric.lids().filter(|(_, o)| !fabric.node(o.node).is_switch()) {
-            let path = trace(&fabric, &routing, PortRef::new(src, 1), dlid).unwrap_or_else(|e| panic!("{src} -> {dlid}: {e}"));
+            let path = trace(&fabric, &routing.lfts, PortRef::new(src, 1), dlid).unwrap_or_else(|e| panic!("{src} -> {dlid}: {e}"));
             assert!(path.len() <= 4, "{src} -> LID {dlid}: {} switches", path.len());
         }
     }

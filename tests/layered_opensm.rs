@@ -13,7 +13,7 @@ use harness::readback::{
     ibdmchk_lmc, ibdmchk_lmc_with, read_back, sl2vl_rows, with_enhanced_port0, write_flat_sl2vl,
 };
 use harness::{check_loop_free, generate_shuffled, osmroute, Sim};
-use osmroute_core::fabric::Peer;
+use osmroute_core::fabric::{Lid, PortNum, SwitchId};
 use osmroute_core::{Config, Fabric, Routing};
 
 const ROUTED: &str = "layered tables configured on all switches";
@@ -46,24 +46,24 @@ fn check_layered(name: &str, lmc: u8, conf: &str) -> (Sim, Fabric, Routing) {
     let (fabric, offline) = assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "layered", &config);
     assert_dumped_path_sls(&osm, &fabric, &offline);
     // The layers are different routes, not copies of layer 0.
-    let ca_lids: Vec<u16> =
+    let ca_lids: Vec<Lid> =
         fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(_, p)| p.lid).collect();
     let differing = ca_lids
         .iter()
-        .filter(|&&lid| read.lfts.iter().any(|t| (1..1 << lmc).any(|l: u16| t[(lid + l) as usize] != t[lid as usize])))
+        .filter(|&&lid| read.lfts.iter().any(|t| (1..1 << lmc).any(|l: u16| t.get(lid.offset(l)) != t.get(lid))))
         .count();
     assert_eq!(differing, ca_lids.len(), "every port's other LIDs take other paths somewhere");
 
     // SL2VL as programmed on a switch: what the routing asked for.
     let sl2vl = offline.sl2vl.as_ref().expect("layered programs SL2VL");
-    let peers = fabric.switch_port_peers();
-    let s = 0;
-    let lid = fabric.node(fabric.switches()[s]).port(0).unwrap().lid;
-    let out = (1..peers[s].len()).find(|&p| matches!(peers[s][p], Some(Peer::Switch(_)))).unwrap() as u8;
+    let s = SwitchId::new(0);
+    let lid = fabric.switch_node(s).port(0).unwrap().lid.raw();
+    let out = fabric.graph().cables(s)[0].port.raw();
     let rows = sl2vl_rows(&sim, lid, out);
     assert!(rows.len() > 1, "smpquery sl2vl gave {rows:?}");
     for (inp, vls) in rows.iter().filter(|(i, _)| *i != 0 && *i != out) {
-        assert_eq!(&vls[..16], &sl2vl.switch_table(s, *inp, out)[..], "switch #{s} in {inp} out {out}");
+        let table = sl2vl.switch_table(s, PortNum::new(*inp), PortNum::new(out));
+        assert_eq!(&vls[..16], &table[..], "{s} in {inp} out {out}");
     }
 
     // Credit loops: ibdmchk, and osmroute check on the plugin's files.

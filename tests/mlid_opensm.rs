@@ -10,7 +10,6 @@
 
 mod harness;
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use harness::offline::fabric_with_opensm_lids;
@@ -19,7 +18,7 @@ use harness::{check_loop_free, generate_shuffled, Sim};
 use osmroute_core::analysis::report::analyze;
 use osmroute_core::dumps::path_select::{self, PATH_SELECT_FILE};
 use osmroute_core::engines::mlid;
-use osmroute_core::fabric::Peer;
+use osmroute_core::fabric::{Peer, PortNum, SwitchId};
 use osmroute_core::Fabric;
 
 const ROUTED: &str = "mlid tables configured on all switches";
@@ -74,22 +73,21 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
 
     // Every LID of every host, on every switch, as the equations say.
     let k = m / 2;
-    let peers = fabric.switch_port_peers();
-    let name_of = |s: usize, port: u8| match peers[s].get(port as usize).copied().flatten() {
-        Some(Peer::Switch(t)) => fabric.node(fabric.switches()[t]).desc.clone(),
-        Some(Peer::Ca(ca)) => fabric.node(ca).desc.clone(),
+    let name_of = |s: SwitchId, port: PortNum| match fabric.graph().peer(s, port) {
+        Some(Peer::Switch { switch, .. }) => fabric.switch_node(switch).desc.clone(),
+        Some(Peer::Ca(ca)) => fabric.node(ca.node).desc.clone(),
         None => format!("nothing (port {port})"),
     };
     let mut checked = 0;
     for (at, port) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
         assert_eq!(port.lid_count(), 1 << lmc, "{:?}", fabric.node(at.node).desc);
         let p = digits(&fabric.node(at.node).desc);
-        for lid in port.lid..port.lid + (1 << lmc) {
-            for (s, &node) in fabric.switches().iter().enumerate() {
-                let sw = &fabric.node(node).desc;
+        for lid in port.lids() {
+            for s in fabric.switch_ids() {
+                let sw = &fabric.switch_node(s).desc;
                 let l: usize = sw[4..5].parse().unwrap();
-                let want = expected_next((k, n), (&digits(sw), l), &p, port.lid, lid, lmc);
-                assert_eq!(name_of(s, read.lfts[s][lid as usize]), want, "{sw}, LID {lid}");
+                let want = expected_next((k, n), (&digits(sw), l), &p, port.lid.raw(), lid.raw(), lmc);
+                assert_eq!(name_of(s, read.lfts[s].get(lid)), want, "{sw}, LID {lid}");
                 checked += 1;
             }
         }
@@ -115,9 +113,7 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
     // The plugin's path selection is the offline one on OpenSM's LIDs.
     let offline_fabric: Fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
     let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
-    let offline: HashMap<(u16, u16), u16> =
-        mlid::path_selection(&offline_fabric).unwrap().into_iter().map(|(s, b, d)| ((s, b), d)).collect();
-    assert_eq!(dumped, offline);
+    assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
 }
 
 #[test]
@@ -158,7 +154,7 @@ fn raise_lmc_makes_opensm_reassign_the_lids() {
     let (fabric, read) = read_back(&sim, &net);
     for (at, port) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
         assert_eq!(port.lid_count(), 4, "{} has LIDs {}..", fabric.node(at.node).desc, port.lid);
-        assert_eq!(port.lid % 4, 0);
+        assert_eq!(port.lid.raw() % 4, 0);
     }
     let report = analyze(&fabric, &read);
     assert!(report.delivered() && report.credit_loop.is_none(), "{:?}", report.failures);

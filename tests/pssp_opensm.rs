@@ -11,8 +11,8 @@ use std::time::Duration;
 use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
 use harness::readback::{ibdmchk, ibdmchk_lmc, read_back, sl2vl_rows, switches, with_enhanced_port0};
 use harness::{check_loop_free, OpenSm, Sim};
-use osmroute_core::analysis::paths::trace;
-use osmroute_core::{Config, Fabric};
+use osmroute_core::routing::walk::trace;
+use osmroute_core::{Config, Fabric, SwitchId};
 
 const ROUTED: &str = "pssp tables configured on all switches";
 const UP: &str = "SUBNET UP";
@@ -25,16 +25,20 @@ fn timeout_for(net: &str) -> Duration {
     Duration::from_secs(120 + net.lines().count() as u64 / 50)
 }
 
-/// Switch-to-switch hop distances.
+/// Switch-to-switch hop distances, by a search of the test's own over the
+/// nodes' cables (not the switch graph the engines use).
 fn distances(f: &Fabric) -> Vec<Vec<usize>> {
-    let adj = f.switch_adjacency();
-    (0..adj.len())
+    let n = f.switch_count();
+    let next = |s: usize| -> Vec<usize> {
+        f.switch_node(SwitchId::new(s)).links().filter_map(|(_, r)| f.switch_id(r.node)).map(|t| t.idx()).collect()
+    };
+    (0..n)
         .map(|s| {
-            let mut d = vec![usize::MAX; adj.len()];
+            let mut d = vec![usize::MAX; n];
             d[s] = 0;
             let mut q = VecDeque::from([s]);
             while let Some(x) = q.pop_front() {
-                for &(_, y, _) in &adj[x] {
+                for y in next(x) {
                     if d[y] == usize::MAX {
                         d[y] = d[x] + 1;
                         q.push_back(y);
@@ -70,14 +74,14 @@ fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_
     let cas: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.lid, p.lid_count())).collect();
     assert_eq!(cas.len(), fabric.cas().count(), "every CA got a LID");
     for &(src, _, _) in &cas {
-        let from = fabric.switch_index(fabric.port(src).unwrap().remote.unwrap().node).unwrap();
+        let from = fabric.switch_id(fabric.port(src).unwrap().remote.unwrap().node).unwrap().idx();
         for &(dst, base, count) in &cas {
             if dst.node == src.node {
                 continue;
             }
-            let to = fabric.switch_index(fabric.port(dst).unwrap().remote.unwrap().node).unwrap();
-            for lid in base..base + count as u16 {
-                let path = trace(&fabric, &routing, src, lid).unwrap_or_else(|e| panic!("{src:?} -> LID {lid}: {e}"));
+            let to = fabric.switch_id(fabric.port(dst).unwrap().remote.unwrap().node).unwrap().idx();
+            for lid in (0..count as u16).map(|k| base.offset(k)) {
+                let path = trace(&fabric, &routing.lfts, src, lid).unwrap_or_else(|e| panic!("{src:?} -> LID {lid}: {e}"));
                 assert_eq!(path.len() - 1, dist[from][to], "{src:?} -> LID {lid} is not minimal");
             }
         }
@@ -96,7 +100,7 @@ fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_
     // The SLs OpenSM's SA hands out are the layers in the dump.
     let dump = osm.file("osmroute-path-sl.txt");
     let guid_lid: std::collections::HashMap<u64, u16> =
-        cas.iter().map(|&(at, lid, _)| (fabric.node(at.node).guid, lid)).collect();
+        cas.iter().map(|&(at, lid, _)| (fabric.node(at.node).guid, lid.raw())).collect();
     let mut sls_seen = std::collections::BTreeSet::new();
     for line in dump.lines().step_by(dump.lines().count() / 12 + 1) {
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -157,7 +161,7 @@ fn pssp_with_lmc_spreads_the_lids_of_a_port() {
     for (at, p) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
         assert_eq!(p.lid_count(), 2, "{at:?}");
         for lft in &routing.lfts {
-            if lft[p.lid as usize] != lft[p.lid as usize + 1] {
+            if lft.get(p.lid) != lft.get(p.lid.offset(1)) {
                 differing += 1;
             }
         }

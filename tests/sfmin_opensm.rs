@@ -12,8 +12,8 @@ use std::time::Duration;
 use harness::offline::assert_switches_hold_offline_run;
 use harness::readback::{ibdmchk, read_back, sl2vl_rows};
 use harness::{check_loop_free, OpenSm, Sim};
-use osmroute_core::analysis::paths::trace;
-use osmroute_core::fabric::Peer;
+use osmroute_core::fabric::{PortNum, SwitchId};
+use osmroute_core::routing::walk::trace;
 use osmroute_core::Config;
 
 const TIMEOUT: Duration = Duration::from_secs(180);
@@ -47,21 +47,20 @@ fn slim_fly_is_minimal_and_loop_free_on_two_vls() {
     for &(src, _) in &cas {
         for &(dst, port) in &cas {
             if src.node != dst.node {
-                let hops = trace(&fabric, &routing, src, port.lid).unwrap_or_else(|e| panic!("{src:?} -> {}: {e}", port.lid));
+                let hops = trace(&fabric, &routing.lfts, src, port.lid).unwrap_or_else(|e| panic!("{src:?} -> {}: {e}", port.lid));
                 assert!(hops.len() <= 3, "{src:?} -> LID {}: {} switches", port.lid, hops.len());
             }
         }
     }
 
     // VL 0 for packets from hosts, VL 1 for packets from switches.
-    let peers = fabric.switch_port_peers();
-    let s = 0;
-    let lid = fabric.node(fabric.switches()[s]).port(0).unwrap().lid;
-    let out = (1..peers[s].len()).find(|&p| matches!(peers[s][p], Some(Peer::Switch(_)))).unwrap() as u8;
+    let s = SwitchId::new(0);
+    let lid = fabric.switch_node(s).port(0).unwrap().lid.raw();
+    let out = fabric.graph().cables(s)[0].port.raw();
     let rows = sl2vl_rows(&sim, lid, out);
     let mut seen = [false; 2];
     for (inp, vls) in rows.iter().filter(|(i, _)| *i != 0 && *i != out) {
-        let from_switch = matches!(peers[s][*inp as usize], Some(Peer::Switch(_)));
+        let from_switch = fabric.graph().switch_behind(s, PortNum::new(*inp)).is_some();
         let want = u8::from(from_switch);
         assert!(vls[..16].iter().all(|&v| v == want), "in {inp} out {out}: {vls:?}");
         seen[want as usize] = true;

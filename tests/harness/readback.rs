@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::process::Command;
 
-use osmroute_core::fabric::{NodeKind, PortRef};
+use osmroute_core::fabric::{Lid, NodeId, NodeKind, PortNum, PortRef};
 use osmroute_core::io::netfile;
 use osmroute_core::routing::{PathSl, Routing};
 use osmroute_core::Fabric;
@@ -31,7 +31,7 @@ pub fn switches(sim: &Sim) -> Vec<(u64, u16)> {
 pub fn read_back(sim: &Sim, net: &str) -> (Fabric, Routing) {
     let mut b = netfile::read(net).expect("our own net file parses");
     let mut port_by_guid = HashMap::new();
-    for (id, n) in b.nodes().iter().enumerate() {
+    for (id, n) in NodeId::range(b.node_count()).zip(b.nodes()) {
         for (num, p) in n.ports.iter().enumerate() {
             if let Some(p) = p {
                 let end_port = if n.kind == NodeKind::Switch { num == 0 } else { num > 0 };
@@ -64,16 +64,14 @@ pub fn read_back(sim: &Sim, net: &str) -> (Fabric, Routing) {
     // ibroute lists every LID of a port: the base LID and 2^LMC - 1 more.
     for (at, lids) in port_lids {
         let lmc = lids.len().trailing_zeros() as u8;
-        b.set_lid(at, *lids.first().expect("a listed port has a LID"), lmc).expect("port exists");
+        b.set_lid(at, Lid::from_raw(*lids.first().expect("a listed port has a LID")), lmc).expect("port exists");
     }
     let fabric = b.build().expect("read-back LIDs are consistent");
     let mut lfts = Routing::empty_lfts(&fabric);
-    for (si, &node) in fabric.switches().iter().enumerate() {
-        let entries = tables.get(&fabric.node(node).guid).expect("ibswitches lists every switch");
+    for si in fabric.switch_ids() {
+        let entries = tables.get(&fabric.switch_node(si).guid).expect("ibswitches lists every switch");
         for &(lid, port) in entries {
-            if let Some(slot) = lfts[si].get_mut(lid as usize) {
-                *slot = port;
-            }
+            lfts[si].set(Lid::from_raw(lid), PortNum::new(port));
         }
     }
     (fabric, Routing { engine: "read back".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) })

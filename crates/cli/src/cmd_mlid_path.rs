@@ -4,9 +4,9 @@
 
 use std::process::ExitCode;
 
-use osmroute_core::analysis::paths::trace;
 use osmroute_core::engines::mlid;
-use osmroute_core::fabric::{describe, PortRef};
+use osmroute_core::fabric::{describe, Lid, PortRef};
+use osmroute_core::routing::walk::trace;
 use osmroute_core::{Config, Fabric};
 
 #[derive(clap::Args)]
@@ -22,9 +22,9 @@ pub struct Args {
 }
 
 /// The CA port `who` names.
-fn host_port(fabric: &Fabric, who: &str) -> Result<(PortRef, u16, u32), String> {
+fn host_port(fabric: &Fabric, who: &str) -> Result<(PortRef, Lid, u32), String> {
     let guid = who.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok());
-    let lid: Option<u16> = who.parse().ok();
+    let lid: Option<Lid> = who.parse().ok().map(Lid::from_raw);
     fabric
         .end_ports()
         .filter(|(at, _)| !fabric.node(at.node).is_switch())
@@ -43,7 +43,7 @@ pub fn run(args: Args) -> crate::CmdResult {
     let (dst, dbase, count) = host_port(&fabric, &args.to)?;
     let label = |at: PortRef| tree.host_label[&at.node].iter().map(|d| d.to_string()).collect::<Vec<_>>().join(".");
     let offset = tree.offset(&tree.host_label[&src.node], &tree.host_label[&dst.node]) % count as usize;
-    let dlid = dbase + offset as u16;
+    let dlid = dbase.offset(offset as u16);
     println!(
         "{} P({}) LID {slid} -> {} P({}) base LID {dbase}: use DLID {dlid} (offset {offset} of {count})",
         describe(fabric.node(src.node)),
@@ -52,8 +52,8 @@ pub fn run(args: Args) -> crate::CmdResult {
         label(dst)
     );
     let routing = mlid::route(&fabric, &Config::default())?;
-    let hops = trace(&fabric, &routing, src, dlid).map_err(|e| e.to_string())?;
-    let names: Vec<String> = hops.iter().map(|h| fabric.node(fabric.switches()[h.switch]).desc.clone()).collect();
+    let hops = trace(&fabric, &routing.lfts, src, dlid).map_err(|e| e.to_string())?;
+    let names: Vec<String> = hops.iter().map(|h| fabric.switch_node(h.switch).desc.clone()).collect();
     println!("path: {}", names.join(" -> "));
     Ok(ExitCode::SUCCESS)
 }

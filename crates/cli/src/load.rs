@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use osmroute_core::dumps::path_select::{self, DlidChoice, PATH_SELECT_FILE};
+use osmroute_core::dumps::path_select::{self, PATH_SELECT_FILE};
+use osmroute_core::routing::DlidChoice;
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::dumps::{
     ibdmchk, lfts, osm_sl2vl, subnet_lst, LFTS_FILE, OSM_SL2VL_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE,

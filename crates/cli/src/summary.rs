@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use osmroute_core::analysis::ebb::{effective_bisection, effective_bisection_with};
-use osmroute_core::dumps::path_select::DlidChoice;
 use osmroute_core::analysis::report::analyze;
-use osmroute_core::fabric::{describe, Peer};
+use osmroute_core::fabric::{Lid, Peer, PortNum};
+use osmroute_core::routing::DlidChoice;
 use serde::Serialize;
 
 use osmroute_core::dumps::switch_sl::SWITCH_SL_FILE;
@@ -87,11 +87,12 @@ impl Summary {
         let report = analyze(fabric, routing);
         let mut link_load: BTreeMap<u64, usize> = BTreeMap::new();
         let mut channels = 0;
-        for (s, ports) in fabric.switch_port_peers().iter().enumerate() {
-            for (port, peer) in ports.iter().enumerate() {
-                if let Some(Peer::Switch(_)) = peer {
+        let graph = fabric.graph();
+        for s in graph.ids() {
+            for (port, peer) in graph.peers(s).iter().enumerate() {
+                if let Some(Peer::Switch { .. }) = peer {
                     channels += 1;
-                    let load = report.channel_load.get(&(s, port as u8)).copied().unwrap_or(0);
+                    let load = report.channel_load.get(&(s, PortNum::new(port as u8))).copied().unwrap_or(0);
                     *link_load.entry(load).or_default() += 1;
                 }
             }
@@ -124,7 +125,7 @@ impl Summary {
             link_load,
             ebb: (patterns > 0).then(|| effective_bisection(fabric, routing, patterns, seed)),
             ebb_chosen_dlids: choice.filter(|_| patterns > 0).map(|c| {
-                let pick = |slid: u16, base: u16| c.get(&(slid, base)).copied().unwrap_or(base);
+                let pick = |slid: Lid, base: Lid| c.get(slid, base).unwrap_or(base);
                 effective_bisection_with(fabric, routing, patterns, seed, &pick)
             }),
             ebb_patterns: patterns,
@@ -135,7 +136,7 @@ impl Summary {
             credit_loop: report.credit_loop.as_ref().map(|cycle| {
                 cycle
                     .iter()
-                    .map(|c| format!("{} port {} VL {}", describe(fabric.node(fabric.switches()[c.switch])), c.port, c.vl))
+                    .map(|c| format!("{} port {} VL {}", fabric.describe_switch(c.switch), c.port, c.vl))
                     .collect()
             }),
         }

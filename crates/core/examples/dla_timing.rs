@@ -13,7 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let r = osmroute_core::engines::route("dla", &f, &Default::default())?;
     println!("dla route: {:?}", t.elapsed());
-    let lids: Vec<u16> = f.lids().filter(|(_, o)| f.node(o.node).is_switch()).map(|(l, _)| l).collect();
+    let lids: Vec<osmroute_core::Lid> = f.lids().filter(|(_, o)| f.node(o.node).is_switch()).map(|(l, _)| l).collect();
     let t = Instant::now();
     let _ = r.hop_table(&f, &lids);
     println!("hop table ({} switch LIDs): {:?}", lids.len(), t.elapsed());

@@ -20,5 +20,7 @@ pub mod topology;
 
 pub use config::Config;
 pub use error::Error;
-pub use fabric::{Fabric, FabricBuilder, FabricError, Node, NodeId, NodeKind, Port, PortRef};
-pub use routing::{PathSl, Routing, Sl2Vl, NO_PATH};
+pub use fabric::{
+    Fabric, FabricBuilder, FabricError, Lid, Node, NodeId, NodeKind, Peer, Port, PortNum, PortRef, SwitchId,
+};
+pub use routing::{Lft, PathSl, Routing, Sl2Vl, NO_PATH};

@@ -5,43 +5,43 @@
 //! deadlock exactly when these dependencies form a cycle (Dally & Seitz).
 //! Dependencies are collected while paths are traced (`report`), so the
 //! graph covers exactly the routes the tables produce.
+//!
+//! The graph is collected as dense adjacency lists (one per channel id,
+//! deduplicated as they grow: a big fabric's routes repeat the same few
+//! dependencies millions of times) and handed to petgraph for the cycle
+//! search.
 
-/// A channel: switch index, out-port, VL.
+use petgraph::graph::{DiGraph, NodeIndex};
+
+use crate::fabric::{PortNum, SwitchGraph, SwitchId};
+
+/// A channel: switch, out-port, VL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Channel {
-    pub switch: usize,
-    pub port: u8,
+    pub switch: SwitchId,
+    pub port: PortNum,
     pub vl: u8,
 }
 
-/// Dependency graph over dense channel ids (switch port offset + port,
-/// times 16 VLs).
-pub struct DependencyGraph {
-    offsets: Vec<usize>,
+/// Dependency graph over dense channel ids (the switch graph's channel
+/// number times 16 VLs).
+pub struct DependencyGraph<'a> {
+    graph: &'a SwitchGraph,
     edges: Vec<Vec<u32>>,
 }
 
-impl DependencyGraph {
-    /// `ports[s]`: number of port slots of switch s (including port 0).
-    pub fn new(ports: &[usize]) -> Self {
-        let mut offsets = Vec::with_capacity(ports.len() + 1);
-        let mut total = 0;
-        for &p in ports {
-            offsets.push(total);
-            total += p;
-        }
-        offsets.push(total);
-        DependencyGraph { offsets, edges: vec![Vec::new(); total * 16] }
+impl<'a> DependencyGraph<'a> {
+    pub fn new(graph: &'a SwitchGraph) -> Self {
+        DependencyGraph { graph, edges: vec![Vec::new(); graph.channel_count() * 16] }
     }
 
     fn id(&self, c: Channel) -> u32 {
-        ((self.offsets[c.switch] + c.port as usize) * 16 + (c.vl as usize & 0xf)) as u32
+        (self.graph.channel(c.switch, c.port) * 16 + (c.vl as usize & 0xf)) as u32
     }
 
     fn channel(&self, id: u32) -> Channel {
-        let (slot, vl) = (id as usize / 16, (id % 16) as u8);
-        let switch = self.offsets.partition_point(|&o| o <= slot) - 1;
-        Channel { switch, port: (slot - self.offsets[switch]) as u8, vl }
+        let (switch, port) = self.graph.channel_port(id as usize / 16);
+        Channel { switch, port, vl: (id % 16) as u8 }
     }
 
     pub fn add(&mut self, from: Channel, to: Channel) {
@@ -57,36 +57,32 @@ impl DependencyGraph {
     }
 
     /// One cycle, as the channels along it, if there is any.
+    ///
+    /// petgraph's topological sort says whether there is a cycle and names
+    /// a channel on one; a breadth-first search from that channel back to
+    /// itself then gives the shortest cycle through it.
     pub fn find_cycle(&self) -> Option<Vec<Channel>> {
-        const WHITE: u8 = 0;
-        const GREY: u8 = 1;
-        const BLACK: u8 = 2;
-        let mut color = vec![WHITE; self.edges.len()];
-        // Iterative DFS: (node, index of the next edge to follow).
-        let mut stack: Vec<(u32, usize)> = Vec::new();
-        for root in 0..self.edges.len() as u32 {
-            if color[root as usize] != WHITE || self.edges[root as usize].is_empty() {
-                continue;
-            }
-            stack.push((root, 0));
-            color[root as usize] = GREY;
-            while let Some(&mut (node, ref mut next)) = stack.last_mut() {
-                if let Some(&to) = self.edges[node as usize].get(*next) {
-                    *next += 1;
-                    match color[to as usize] {
-                        WHITE => {
-                            color[to as usize] = GREY;
-                            stack.push((to, 0));
-                        }
-                        GREY => {
-                            let start = stack.iter().position(|&(n, _)| n == to).unwrap_or(0);
-                            return Some(stack[start..].iter().map(|&(n, _)| self.channel(n)).collect());
-                        }
-                        _ => {}
+        let g: DiGraph<(), (), u32> = DiGraph::from_edges(
+            self.edges.iter().enumerate().flat_map(|(a, list)| list.iter().map(move |&b| (a as u32, b))),
+        );
+        let on_cycle = petgraph::algo::toposort(&g, None).err()?.node_id();
+        let mut parent: Vec<u32> = vec![u32::MAX; g.node_count()];
+        let mut queue = std::collections::VecDeque::from([on_cycle]);
+        while let Some(x) = queue.pop_front() {
+            for y in g.neighbors(x) {
+                if y == on_cycle {
+                    let mut cycle = vec![self.channel(x.index() as u32)];
+                    let mut at = x;
+                    while at != on_cycle {
+                        at = NodeIndex::new(parent[at.index()] as usize);
+                        cycle.push(self.channel(at.index() as u32));
                     }
-                } else {
-                    color[node as usize] = BLACK;
-                    stack.pop();
+                    cycle.reverse();
+                    return Some(cycle);
+                }
+                if parent[y.index()] == u32::MAX {
+                    parent[y.index()] = x.index() as u32;
+                    queue.push_back(y);
                 }
             }
         }
@@ -97,11 +93,18 @@ impl DependencyGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fabric::{FabricBuilder, NodeKind, PortRef};
 
     #[test]
     fn finds_a_ring_and_not_a_chain() {
-        let mut g = DependencyGraph::new(&[3, 3, 3]);
-        let c = |switch, vl| Channel { switch, port: 1, vl };
+        let mut b = FabricBuilder::new();
+        let s: Vec<_> = (0..3).map(|i| b.add_node(NodeKind::Switch, 0x10 + i, "", 2)).collect();
+        for i in 0..3 {
+            b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 3], 2)).unwrap();
+        }
+        let f = b.build().unwrap();
+        let mut g = DependencyGraph::new(f.graph());
+        let c = |switch: usize, vl| Channel { switch: SwitchId::new(switch), port: PortNum::new(1), vl };
         g.add(c(0, 0), c(1, 0));
         g.add(c(1, 0), c(2, 0));
         assert!(g.find_cycle().is_none());
@@ -112,5 +115,6 @@ mod tests {
         let cycle = g.find_cycle().unwrap();
         assert_eq!(cycle.len(), 3, "{cycle:?}");
         assert!(cycle.contains(&c(2, 0)) && cycle.contains(&c(0, 1)));
+        assert_eq!(g.edge_count(), 4);
     }
 }

@@ -13,11 +13,10 @@
 //! deliver gets bandwidth 0. Patterns come from the project's seeded
 //! splitmix64 (the paper used a Mersenne Twister).
 
-use crate::fabric::{Fabric, PortRef};
+use crate::fabric::{Fabric, Lid, PortRef};
 use crate::rng::Rng;
+use crate::routing::walk::Walk;
 use crate::routing::Routing;
-
-use super::paths::trace;
 
 /// Λ as a fraction of full bisection bandwidth, over `patterns` random
 /// bisections drawn from `seed`. 1.0 for fewer than two endpoints.
@@ -33,19 +32,15 @@ pub fn effective_bisection_with(
     routing: &Routing,
     patterns: usize,
     seed: u64,
-    dlid: &dyn Fn(u16, u16) -> u16,
+    dlid: &dyn Fn(Lid, Lid) -> Lid,
 ) -> f64 {
-    let endpoints: Vec<(PortRef, u16)> = fabric
-        .end_ports()
-        .filter(|(_, p)| p.lid != 0)
-        .filter(|(at, _)| !fabric.node(at.node).is_switch())
-        .map(|(at, p)| (at, p.lid))
-        .collect();
+    let endpoints: Vec<(PortRef, Lid)> =
+        fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.lid)).collect();
     if endpoints.len() < 2 || patterns == 0 {
         return 1.0;
     }
-    let (offsets, total) = fabric.switch_port_offsets();
-    let mut congestion = vec![0u32; total];
+    let graph = fabric.graph();
+    let mut congestion = vec![0u32; graph.channel_count()];
     let mut rng = Rng::new(seed);
     let mut order: Vec<usize> = (0..endpoints.len()).collect();
     let half = endpoints.len() / 2;
@@ -57,9 +52,10 @@ pub fn effective_bisection_with(
         for i in 0..half {
             let (src, slid) = endpoints[order[i]];
             let (_, base) = endpoints[order[half + i]];
-            let path = trace(fabric, routing, src, dlid(slid, base))
-                .ok()
-                .map(|hops| hops.iter().map(|h| offsets[h.switch] + h.out_port as usize).collect::<Vec<_>>());
+            let path: Option<Vec<usize>> = Walk::from_port(fabric, &routing.lfts, src, dlid(slid, base))
+                .map(|hop| hop.map(|h| graph.channel(h.switch, h.out_port)))
+                .collect::<Result<_, _>>()
+                .ok();
             if let Some(p) = &path {
                 for &c in p {
                     congestion[c] += 1;
@@ -93,7 +89,7 @@ mod tests {
         let mut b = FabricBuilder::new();
         let n = hosts.len();
         let radix = hosts.iter().max().copied().unwrap_or(0) as u8 + 2;
-        let sw: Vec<usize> = (0..n).map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, "", radix)).collect();
+        let sw: Vec<_> = (0..n).map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, "", radix)).collect();
         for i in 1..n {
             // Port 1 goes left, port 2 right.
             b.connect(PortRef::new(sw[i - 1], 2), PortRef::new(sw[i], 1)).unwrap();
@@ -110,9 +106,9 @@ mod tests {
         let f = b.build().unwrap();
         let mut lfts = Routing::empty_lfts(&f);
         for &(ca, at, port) in &where_ {
-            let lid = f.node(ca).port(1).unwrap().lid as usize;
+            let lid = f.node(ca).port(1).unwrap().lid;
             for (s, lft) in lfts.iter_mut().enumerate() {
-                lft[lid] = if s == at { port } else if s < at { 2 } else { 1 };
+                lft.set(lid, crate::fabric::PortNum::new(if s == at { port } else if s < at { 2 } else { 1 }));
             }
         }
         (f, Routing { engine: "t".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) })
@@ -141,7 +137,9 @@ mod tests {
     fn undelivered_streams_count_as_zero() {
         let (f, mut r) = chain(&[1, 1]);
         for lft in &mut r.lfts {
-            lft.iter_mut().skip(1).for_each(|p| *p = crate::routing::NO_PATH);
+            for (lid, _) in f.lids() {
+                lft.set(lid, crate::routing::NO_PATH);
+            }
         }
         assert_eq!(effective_bisection(&f, &r, 10, 1), 0.0);
     }

@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::fabric::{Fabric, Peer, PortRef};
+use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchId};
+use crate::routing::walk::Walk;
 use crate::routing::Routing;
-
 #[derive(Clone, Debug)]
 pub struct LayerReport {
     pub layers: usize,
@@ -43,33 +43,20 @@ impl LayerReport {
     }
 }
 
-/// A cable, named by its lower (switch index, port) end, so that both
+/// A cable, named by its lower (switch, port) end, so that both
 /// directions count as the same link.
-type Link = (usize, u8);
+type Link = (SwitchId, PortNum);
 
-/// The inter-switch links from switch `s` to LID `dlid`, None if the
-/// tables do not deliver it to `target`.
-fn trace_links(
-    routing: &Routing,
-    peers: &[Vec<Option<Peer>>],
-    remote_port: &dyn Fn(usize, u8) -> u8,
-    s: usize,
-    target: usize,
-    dlid: u16,
-) -> Option<Vec<(usize, u8, Link)>> {
-    let mut at = s;
+/// The inter-switch hops (switch, out-port, cable) from switch `s` to LID
+/// `dlid`; None if the tables do not deliver it.
+fn trace_links(fabric: &Fabric, routing: &Routing, s: SwitchId, dlid: Lid) -> Option<Vec<(SwitchId, PortNum, Link)>> {
+    let graph = fabric.graph();
     let mut links = Vec::new();
-    while at != target {
-        if links.len() > routing.lfts.len() {
-            return None; // a forwarding loop
+    for hop in Walk::from_switch(fabric, &routing.lfts, s, dlid) {
+        let hop = hop.ok()?;
+        if let Some(Peer::Switch { switch, port }) = graph.peer(hop.switch, hop.out_port) {
+            links.push((hop.switch, hop.out_port, (hop.switch, hop.out_port).min((switch, port))));
         }
-        let port = *routing.lfts[at].get(dlid as usize)?;
-        let Some(Peer::Switch(next)) = peers[at].get(port as usize).copied().flatten() else {
-            return None;
-        };
-        let far = remote_port(at, port);
-        links.push((at, port, (at, port).min((next, far))));
-        at = next;
     }
     Some(links)
 }
@@ -99,50 +86,43 @@ fn most_disjoint(paths: &[Vec<Link>]) -> usize {
 
 pub fn layer_report(fabric: &Fabric, routing: &Routing) -> LayerReport {
     let layers = 1usize << fabric.lmc();
-    let peers = fabric.switch_port_peers();
-    let switches = fabric.switches();
-    let remote_port =
-        |s: usize, p: u8| fabric.port(PortRef::new(switches[s], p)).and_then(|x| x.remote).map_or(0, |r| r.port);
+    let graph = fabric.graph();
     // One CA port per switch with hosts: the destination of its pairs.
-    let mut dest: Vec<Option<(u16, u32)>> = vec![None; switches.len()];
+    let mut dest: Vec<Option<(Lid, u32)>> = vec![None; fabric.switch_count()];
     for (at, port) in fabric.end_ports() {
         if fabric.node(at.node).is_switch() {
             continue;
         }
-        let Some(s) = fabric.lid_switch(port.lid).and_then(|n| fabric.switch_index(n)) else {
-            continue;
-        };
+        let Some(s) = fabric.lid_switch(port.lid) else { continue };
         if dest[s].is_none_or(|(lid, _)| port.lid < lid) {
             dest[s] = Some((port.lid, port.lid_count()));
         }
     }
-    let (offset, channels) = fabric.switch_port_offsets();
     let mut report = LayerReport {
         layers,
         pairs: 0,
         path_lengths: vec![BTreeMap::new(); layers],
-        channel_paths: vec![0; channels],
+        channel_paths: vec![0; graph.channel_count()],
         disjoint: BTreeMap::new(),
         undelivered: 0,
     };
-    let ends: Vec<usize> = (0..switches.len()).filter(|&s| dest[s].is_some()).collect();
+    let ends: Vec<(SwitchId, (Lid, u32))> = fabric.switch_ids().filter_map(|s| dest[s].map(|d| (s, d))).collect();
     let mut paths: Vec<Vec<Link>> = Vec::with_capacity(layers);
-    for &s in &ends {
-        for &d in ends.iter().filter(|&&d| d != s) {
-            let (base, count) = dest[d].expect("ends have a destination port");
+    for &(s, _) in &ends {
+        for &(_, (base, count)) in ends.iter().filter(|&&(d, _)| d != s) {
             report.pairs += 1;
             paths.clear();
             let mut delivered = true;
             for l in 0..layers {
                 // Ports with fewer LIDs than layers reuse their last one.
-                let dlid = base + (l as u32).min(count - 1) as u16;
-                let Some(links) = trace_links(routing, &peers, &remote_port, s, d, dlid) else {
+                let dlid = base.offset((l as u32).min(count - 1) as u16);
+                let Some(links) = trace_links(fabric, routing, s, dlid) else {
                     delivered = false;
                     break;
                 };
                 *report.path_lengths[l].entry(links.len()).or_insert(0) += 1;
                 for &(at, port, _) in &links {
-                    report.channel_paths[offset[at] + port as usize] += 1;
+                    report.channel_paths[graph.channel(at, port)] += 1;
                 }
                 paths.push(links.into_iter().map(|(_, _, link)| link).collect());
             }
@@ -154,9 +134,9 @@ pub fn layer_report(fabric: &Fabric, routing: &Routing) -> LayerReport {
         }
     }
     // Only channels that are inter-switch links count in the histogram.
-    let is_link: Vec<bool> = peers
-        .iter()
-        .flat_map(|ports| ports.iter().enumerate().map(|(p, peer)| p != 0 && matches!(peer, Some(Peer::Switch(_)))))
+    let is_link: Vec<bool> = graph
+        .ids()
+        .flat_map(|s| graph.peers(s).iter().enumerate().map(|(p, peer)| p != 0 && matches!(peer, Some(Peer::Switch { .. }))))
         .collect();
     report.channel_paths = report.channel_paths.iter().zip(&is_link).filter(|(_, &l)| l).map(|(&c, _)| c).collect();
     report
@@ -168,11 +148,12 @@ mod tests {
 
     #[test]
     fn disjoint_sets_are_counted_exactly() {
-        let a = vec![(0, 1)];
-        let b = vec![(1, 1), (2, 1)];
-        let c = vec![(0, 1), (2, 1)];
+        let l = |s: usize, p: u8| (SwitchId::new(s), PortNum::new(p));
+        let a = vec![l(0, 1)];
+        let b = vec![l(1, 1), l(2, 1)];
+        let c = vec![l(0, 1), l(2, 1)];
         assert_eq!(most_disjoint(&[a.clone(), b.clone(), c.clone()]), 2);
         assert_eq!(most_disjoint(&[a.clone(), a.clone()]), 1);
-        assert_eq!(most_disjoint(&[a, b, vec![(3, 1)]]), 3);
+        assert_eq!(most_disjoint(&[a, b, vec![l(3, 1)]]), 3);
     }
 }

@@ -4,5 +4,4 @@
 pub mod credit;
 pub mod ebb;
 pub mod layers;
-pub mod paths;
 pub mod report;

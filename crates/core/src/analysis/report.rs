@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::credit::{Channel, DependencyGraph};
-use super::paths::{trace, Undelivered};
-use crate::fabric::{Fabric, PortRef};
+use crate::fabric::{Fabric, Lid, PortNum, PortRef, SwitchId};
+use crate::routing::walk::Walk;
 use crate::routing::{Routing, ALL_VL0};
 
 pub struct Report {
@@ -16,8 +16,8 @@ pub struct Report {
     pub failures: BTreeMap<&'static str, (u64, String)>,
     /// Inter-switch hops -> routes.
     pub hops: BTreeMap<usize, u64>,
-    /// Routes per directed inter-switch channel (switch index, out-port).
-    pub channel_load: HashMap<(usize, u8), u64>,
+    /// Routes per directed inter-switch channel (switch, out-port).
+    pub channel_load: HashMap<(SwitchId, PortNum), u64>,
     pub sls_used: Vec<u8>,
     pub vls_used: Vec<u8>,
     pub dependencies: usize,
@@ -40,15 +40,6 @@ impl Report {
     }
 }
 
-fn kind(e: &Undelivered) -> &'static str {
-    match e {
-        Undelivered::NotCabled => "source not cabled",
-        Undelivered::BlackHole { .. } => "black hole",
-        Undelivered::Loop { .. } => "forwarding loop",
-        Undelivered::Misdelivered { .. } => "misdelivered",
-    }
-}
-
 /// Traces every route from a CA port to a CA LID of another node.
 ///
 /// Tables are destination-based, so CA ports on one switch share their
@@ -66,29 +57,31 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
         dependencies: 0,
         credit_loop: None,
     };
-    let ports: Vec<usize> = fabric.switches().iter().map(|&n| fabric.node(n).port_slots()).collect();
-    let mut deps = DependencyGraph::new(&ports);
-    let dlids: Vec<(u16, PortRef)> = fabric.lids().filter(|(_, o)| !fabric.node(o.node).is_switch()).collect();
+    let graph = fabric.graph();
+    let mut deps = DependencyGraph::new(graph);
+    let dlids: Vec<(Lid, PortRef)> = fabric.ca_lids().collect();
     let shared_sl = routing.path_sl.same_per_switch();
-    let vl_of = |s: usize, inp: u8, out: u8, sl: u8| -> u8 {
-        routing.sl2vl.as_ref().map_or(ALL_VL0[sl as usize], |t| t.switch_table(s, inp, out)[sl as usize & 0xf])
+    let vl_of = |s: SwitchId, inp: PortNum, out: PortNum, sl: u8| -> u8 {
+        routing.sl2vl.as_ref().map_or(ALL_VL0[sl as usize & 0xf], |t| t.vl(s, inp, out, sl))
     };
     let mut sls = [false; 16];
     let mut vls = [false; 16];
 
-    // Source groups: (representative CA port, members' nodes).
-    let mut groups: Vec<(PortRef, u16, Vec<usize>)> = Vec::new();
-    for (si, &sw) in fabric.switches().iter().enumerate() {
+    // Source groups: (representative CA port, its LID, members' nodes).
+    let mut groups: Vec<(PortRef, Lid, Vec<_>)> = Vec::new();
+    for s in fabric.switch_ids() {
         let mut by_row: HashMap<Vec<[u8; 16]>, usize> = HashMap::new();
-        for (port, remote) in fabric.node(sw).links() {
+        for (port, remote) in fabric.switch_node(s).links() {
             if fabric.node(remote.node).is_switch() {
                 continue;
             }
-            let Some(slid) = fabric.port(remote).map(|p| p.lid).filter(|&l| l != 0) else { continue };
+            let Some(slid) = fabric.port(remote).map(|p| p.lid).filter(|l| !l.is_none()) else { continue };
             let key: Vec<[u8; 16]> = if shared_sl {
-                (0..ports[si] as u8).map(|o| routing.sl2vl.as_ref().map_or(ALL_VL0, |t| *t.switch_table(si, port, o))).collect()
+                (0..graph.port_slots(s))
+                    .map(|o| routing.sl2vl.as_ref().map_or(ALL_VL0, |t| *t.switch_table(s, port, PortNum::new(o as u8))))
+                    .collect()
             } else {
-                vec![[port; 16]] // every source on its own
+                vec![[port.raw(); 16]] // every source on its own
             };
             match by_row.get(&key) {
                 Some(&g) => groups[g].2.push(remote.node),
@@ -109,28 +102,36 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
             report.routes += weight;
             let sl = routing.path_sl.sl(*slid, dlid);
             sls[sl as usize & 0xf] = true;
-            match trace(fabric, routing, *src, dlid) {
-                Err(e) => {
-                    let entry = report.failures.entry(kind(&e)).or_insert((0, String::new()));
+            let mut prev: Option<Channel> = None;
+            let mut hops = 0usize;
+            let mut failure = None;
+            for hop in Walk::from_port(fabric, &routing.lfts, *src, dlid) {
+                let hop = match hop {
+                    Ok(hop) => hop,
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                };
+                let vl = vl_of(hop.switch, hop.in_port, hop.out_port, sl);
+                vls[vl as usize & 0xf] = true;
+                let here = Channel { switch: hop.switch, port: hop.out_port, vl };
+                if let Some(p) = prev {
+                    deps.add(p, here);
+                    *report.channel_load.entry((p.switch, p.port)).or_insert(0) += weight;
+                    hops += 1;
+                }
+                prev = Some(here);
+            }
+            match failure {
+                Some(e) => {
+                    let entry = report.failures.entry(e.kind()).or_insert((0, String::new()));
                     if entry.0 == 0 {
                         entry.1 = format!("{} -> LID {dlid}: {e}", crate::fabric::describe(fabric.node(src.node)));
                     }
                     entry.0 += weight;
                 }
-                Ok(path) => {
-                    *report.hops.entry(path.len() - 1).or_insert(0) += weight;
-                    let mut prev: Option<Channel> = None;
-                    for hop in &path {
-                        let vl = vl_of(hop.switch, hop.in_port, hop.out_port, sl);
-                        vls[vl as usize & 0xf] = true;
-                        let here = Channel { switch: hop.switch, port: hop.out_port, vl };
-                        if let Some(p) = prev {
-                            deps.add(p, here);
-                            *report.channel_load.entry((p.switch, p.port)).or_insert(0) += weight;
-                        }
-                        prev = Some(here);
-                    }
-                }
+                None => *report.hops.entry(hops).or_insert(0) += weight,
             }
         }
     }
@@ -183,9 +184,9 @@ mod tests {
     fn broken_tables_are_counted_by_kind() {
         let f = fabric(3, 1, 1);
         let mut r = crate::engines::route("dla", &f, &Config::default()).unwrap();
-        let victim = f.lids().find(|(_, o)| !f.node(o.node).is_switch()).unwrap().0 as usize;
+        let victim = f.ca_lids().next().unwrap().0;
         for lft in &mut r.lfts {
-            lft[victim] = crate::routing::NO_PATH;
+            lft.set(victim, crate::routing::NO_PATH);
         }
         let rep = analyze(&f, &r);
         let (count, example) = &rep.failures["black hole"];

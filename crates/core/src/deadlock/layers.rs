@@ -13,8 +13,9 @@
 use std::collections::HashSet;
 
 use super::dynamic_dag::DynamicDag;
-use crate::fabric::{Fabric, Peer};
-use crate::routing::{SwitchSls, NO_PATH};
+use crate::fabric::{Fabric, Lid, Peer, SwitchId};
+use crate::routing::walk::{Undelivered, Walk};
+use crate::routing::{Lft, SwitchSls};
 
 #[derive(Clone, Debug)]
 pub struct LayerOptions {
@@ -45,7 +46,7 @@ pub struct Layering {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LayeringError {
     /// The tables do not deliver: a routing bug, not a layering problem.
-    Undeliverable { switch: usize, dlid: u16 },
+    Undeliverable { switch: SwitchId, dlid: Lid },
     /// More layers would be needed than `max_layers`.
     OutOfLayers { max_layers: u8, placed: u64, paths: u64 },
 }
@@ -54,7 +55,7 @@ impl std::fmt::Display for LayeringError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             LayeringError::Undeliverable { switch, dlid } => {
-                write!(f, "the forwarding tables do not deliver LID {dlid} from switch #{switch}")
+                write!(f, "the forwarding tables do not deliver LID {dlid} from {switch}")
             }
             LayeringError::OutOfLayers { max_layers, placed, paths } => write!(
                 f,
@@ -64,56 +65,29 @@ impl std::fmt::Display for LayeringError {
     }
 }
 
-/// Directed inter-switch channels, numbered `offset[switch] + port`.
-struct Channels {
-    offset: Vec<u32>,
-    peers: Vec<Vec<Option<Peer>>>,
-    count: usize,
-}
-
-impl Channels {
-    /// Channels are numbered in switch GUID order: the numbering seeds the
-    /// layers' topological orders, and the result must not depend on the
-    /// node order (the SM's and a net file's differ).
-    fn new(fabric: &Fabric) -> Self {
-        let peers = fabric.switch_port_peers();
-        let mut by_guid: Vec<usize> = (0..peers.len()).collect();
-        by_guid.sort_by_key(|&s| fabric.node(fabric.switches()[s]).guid);
-        let mut offset = vec![0u32; peers.len()];
-        let mut total = 0u32;
-        for s in by_guid {
-            offset[s] = total;
-            total += peers[s].len() as u32;
-        }
-        Channels { offset, peers, count: total as usize }
-    }
-
-    fn count(&self) -> usize {
-        self.count
-    }
-}
-
-/// The inter-switch channels of the path from switch `x` to `dlid`
-/// (none when `x` has no route at all, e.g. in a disconnected fabric), or
-/// None when the tables lead somewhere and then do not deliver.
-fn chain(ch: &Channels, lfts: &[Vec<u8>], x: usize, dlid: u16, out: &mut Vec<u32>) -> Option<()> {
+/// The inter-switch channels (the switch graph's channel numbers) of the
+/// path from switch `x` to `dlid`: none when `x` has no route at all
+/// (e.g. in a disconnected fabric), None when the tables lead somewhere
+/// and then do not deliver.
+///
+/// Channel numbers follow switch ids, which are GUID order: the numbering
+/// seeds the layers' topological orders, so the result does not depend on
+/// the order the SM or a net file listed the nodes in.
+fn chain(fabric: &Fabric, lfts: &[Lft], x: SwitchId, dlid: Lid, out: &mut Vec<u32>) -> Option<()> {
     out.clear();
-    let mut s = x;
-    for _ in 0..=lfts.len() {
-        let port = lfts[s].get(dlid as usize).copied().unwrap_or(NO_PATH);
-        if port == 0 || (port == NO_PATH && s == x) {
-            return Some(());
-        }
-        match ch.peers[s].get(port as usize).copied().flatten() {
-            Some(Peer::Switch(next)) => {
-                out.push(ch.offset[s] + port as u32);
-                s = next;
+    let graph = fabric.graph();
+    for hop in Walk::from_switch(fabric, lfts, x, dlid) {
+        match hop {
+            Ok(hop) => {
+                if let Some(Peer::Switch { .. }) = graph.peer(hop.switch, hop.out_port) {
+                    out.push(graph.channel(hop.switch, hop.out_port) as u32);
+                }
             }
-            Some(Peer::Ca(_)) => return Some(()),
-            None => return None,
+            Err(Undelivered::BlackHole { switch, port }) if switch == x && port.is_no_path() => return Some(()),
+            Err(_) => return None,
         }
     }
-    None // longer than the number of switches: a forwarding loop
+    Some(())
 }
 
 /// Most channels one cycle check may visit. Checks that would visit more
@@ -181,39 +155,35 @@ impl Placer {
 /// tries first the layer of the path it continues (from its next switch):
 /// that layer holds all of its dependencies but the first, so most paths
 /// add one dependency and need no cycle search at all.
-pub fn assign_layers(fabric: &Fabric, lfts: &[Vec<u8>], order: &[u16], opts: &LayerOptions) -> Result<Layering, LayeringError> {
-    let ch = Channels::new(fabric);
-    let switches = fabric.switches().len();
-    // Sources: switches with CAs, by GUID (the result must not depend on
-    // the node order: the SM's and a net file's differ).
-    let mut sources: Vec<usize> =
-        (0..switches).filter(|&s| ch.peers[s].iter().any(|p| matches!(p, Some(Peer::Ca(_))))).collect();
-    sources.sort_by_key(|&s| fabric.node(fabric.switches()[s]).guid);
+pub fn assign_layers(fabric: &Fabric, lfts: &[Lft], order: &[Lid], opts: &LayerOptions) -> Result<Layering, LayeringError> {
+    let graph = fabric.graph();
+    let switches = fabric.switch_count();
+    // Sources: switches with CAs, in switch-id (GUID) order.
+    let sources: Vec<SwitchId> = graph.ids().filter(|&s| graph.hosts(s) > 0).collect();
     // The switch each channel leads to.
-    let mut leads_to = vec![u32::MAX; ch.count()];
-    for (s, ports) in ch.peers.iter().enumerate() {
-        for (p, peer) in ports.iter().enumerate() {
-            if let Some(Peer::Switch(n)) = peer {
-                leads_to[ch.offset[s] as usize + p] = *n as u32;
-            }
+    let mut leads_to = vec![u32::MAX; graph.channel_count()];
+    for s in graph.ids() {
+        for cable in graph.cables(s) {
+            leads_to[graph.channel(s, cable.port)] = cable.to.idx() as u32;
         }
     }
     let max_layers = opts.max_layers.max(1) as usize;
-    let mut placer = Placer { channels: ch.count(), max_layers, layers: Vec::new(), refused: Vec::new(), added: Vec::new() };
+    let mut placer =
+        Placer { channels: graph.channel_count(), max_layers, layers: Vec::new(), refused: Vec::new(), added: Vec::new() };
     let mut sls = SwitchSls::new(fabric);
     let (mut paths, mut unplaced) = (0u64, 0u64);
     let mut per_layer: Vec<u64> = vec![0; max_layers];
     // Per destination: every source's chain, flat, and the layer each
     // switch's path went to.
     let mut chains: Vec<u32> = Vec::new();
-    let mut spans: Vec<(usize, usize, usize)> = Vec::with_capacity(sources.len());
+    let mut spans: Vec<(SwitchId, usize, usize)> = Vec::with_capacity(sources.len());
     let mut layer_at = vec![usize::MAX; switches];
     let mut path = Vec::with_capacity(16);
     for &dlid in order {
         chains.clear();
         spans.clear();
         for &x in &sources {
-            chain(&ch, lfts, x, dlid, &mut path).ok_or(LayeringError::Undeliverable { switch: x, dlid })?;
+            chain(fabric, lfts, x, dlid, &mut path).ok_or(LayeringError::Undeliverable { switch: x, dlid })?;
             spans.push((x, chains.len(), path.len()));
             chains.extend_from_slice(&path);
         }
@@ -252,14 +222,14 @@ pub fn assign_layers(fabric: &Fabric, lfts: &[Vec<u8>], order: &[u16], opts: &La
     Ok(layering)
 }
 
-fn total_paths(sources: &[usize], order: &[u16]) -> u64 {
+fn total_paths(sources: &[SwitchId], order: &[Lid]) -> u64 {
     sources.len() as u64 * order.len() as u64
 }
 
 /// Gives each free layer to the layer with the most paths per share, then
 /// moves whole destinations of every split layer round-robin onto its
 /// shares.
-fn balance(layering: &mut Layering, sources: &[usize], order: &[u16], per_layer: &[u64], max_layers: usize) {
+fn balance(layering: &mut Layering, sources: &[SwitchId], order: &[Lid], per_layer: &[u64], max_layers: usize) {
     let used = per_layer.len();
     let mut shares: Vec<Vec<u8>> = (0..used).map(|l| vec![l as u8]).collect();
     for free in used..max_layers {
@@ -297,14 +267,14 @@ fn balance(layering: &mut Layering, sources: &[usize], order: &[u16], per_layer:
 mod tests {
     use super::*;
     use crate::analysis::report::analyze;
-    use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+    use crate::fabric::{FabricBuilder, NodeKind, PortNum, PortRef};
     use crate::routing::{PathSl, Routing, Sl2Vl};
 
     /// A ring of `n` switches, one host each, every packet going clockwise
     /// (the classic credit loop).
-    fn clockwise_ring(n: usize) -> (Fabric, Vec<Vec<u8>>) {
+    fn clockwise_ring(n: usize) -> (Fabric, Vec<Lft>) {
         let mut b = FabricBuilder::new();
-        let sw: Vec<usize> = (0..n).map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, format!("s{i}"), 3)).collect();
+        let sw: Vec<_> = (0..n).map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, format!("s{i}"), 3)).collect();
         for i in 0..n {
             b.connect(PortRef::new(sw[i], 2), PortRef::new(sw[(i + 1) % n], 3)).unwrap();
             let h = b.add_node(NodeKind::Ca, 0x1000 + 2 * i as u64, format!("h{i}"), 1);
@@ -314,35 +284,35 @@ mod tests {
         let f = b.build().unwrap();
         let mut lfts = Routing::empty_lfts(&f);
         for (lid, owner) in f.lids() {
-            let target = f.lid_switch(lid).and_then(|n| f.switch_index(n)).unwrap();
-            for (s, lft) in lfts.iter_mut().enumerate() {
+            let target = f.lid_switch(lid).unwrap();
+            for (s, lft) in f.switch_ids().zip(lfts.iter_mut()) {
                 if s == target {
                     if !f.node(owner.node).is_switch() {
-                        lft[lid as usize] = 1;
+                        lft.set(lid, PortNum::new(1));
                     }
                 } else {
-                    lft[lid as usize] = 2;
+                    lft.set(lid, PortNum::new(2));
                 }
             }
         }
         (f, lfts)
     }
 
-    fn routing_of(f: &Fabric, lfts: Vec<Vec<u8>>, layering: &Layering) -> Routing {
+    fn routing_of(f: &Fabric, lfts: Vec<Lft>, layering: &Layering) -> Routing {
         let mut sl2vl = Sl2Vl::new(f, crate::routing::ALL_VL0);
         let identity: [u8; 16] = std::array::from_fn(|i| i as u8);
-        for s in 0..f.switches().len() {
+        for s in f.switch_ids() {
             let ports = sl2vl.switch_ports(s) as u8;
             for i in 0..ports {
                 for o in 0..ports {
-                    sl2vl.set_switch(s, i, o, identity);
+                    sl2vl.set_switch(s, PortNum::new(i), PortNum::new(o), identity);
                 }
             }
         }
         Routing { engine: "t".into(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(layering.sls.clone()) }
     }
 
-    fn order(f: &Fabric) -> Vec<u16> {
+    fn order(f: &Fabric) -> Vec<Lid> {
         f.lids().map(|(l, _)| l).collect()
     }
 

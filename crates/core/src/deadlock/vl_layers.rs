@@ -5,8 +5,8 @@
 use super::layers::{assign_layers, LayerOptions, LayeringError};
 use crate::config::VlLayeringConfig;
 use crate::error::Error;
-use crate::fabric::{describe, Fabric};
-use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};
+use crate::fabric::{Fabric, Lid};
+use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};
 
 /// The VLs `engine` may use: what the fabric offers, bounded by the
 /// engine's `max_vls` option (0: no bound).
@@ -45,8 +45,8 @@ pub(crate) fn layer_table(layers: u8) -> SlVlTable {
 pub fn make_deadlock_free(
     engine: &str,
     fabric: &Fabric,
-    lfts: Vec<Vec<u8>>,
-    lid_order: &[u16],
+    lfts: Vec<Lft>,
+    lid_order: &[Lid],
     opts: &VlLayeringConfig,
 ) -> Result<Routing, Error> {
     let max_layers = vls_allowed(engine, fabric, opts.max_vls);
@@ -63,7 +63,7 @@ pub fn make_deadlock_free(
             engine,
             format!(
                 "internal error: the computed tables do not deliver LID {dlid} from {}",
-                describe(fabric.node(fabric.switches()[switch]))
+                fabric.describe_switch(switch)
             ),
         ),
     })?;

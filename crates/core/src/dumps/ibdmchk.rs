@@ -9,7 +9,7 @@
 
 use std::io::{self, Write};
 
-use crate::fabric::{Fabric, NodeKind};
+use crate::fabric::{Fabric, Lid, NodeId, PortNum};
 use crate::routing::{pack_sl2vl, Routing};
 
 /// Number of lines `write_path_sl` would produce.
@@ -19,8 +19,8 @@ pub fn path_sl_lines(fabric: &Fabric) -> u64 {
     ca_nodes * ca_lids
 }
 
-fn ca_lids(fabric: &Fabric) -> impl Iterator<Item = (u16, usize)> + '_ {
-    fabric.lids().filter(|(_, o)| fabric.node(o.node).kind == NodeKind::Ca).map(|(lid, o)| (lid, o.node))
+fn ca_lids(fabric: &Fabric) -> impl Iterator<Item = (Lid, NodeId)> + '_ {
+    fabric.ca_lids().map(|(lid, o)| (lid, o.node))
 }
 
 /// Why the ibdmchk path-SL file should not be written for `fabric` (it
@@ -38,11 +38,11 @@ pub fn path_sl_too_big(fabric: &Fabric, config: &crate::Config) -> Option<String
 }
 
 pub fn write_path_sl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -> io::Result<()> {
-    let dlids: Vec<(u16, usize)> = ca_lids(fabric).collect();
+    let dlids: Vec<(Lid, NodeId)> = ca_lids(fabric).collect();
     for src in fabric.cas() {
         let node = fabric.node(src);
         // The SL of a node's paths is asked with the LID of its first port.
-        let Some(slid) = node.ports.iter().flatten().map(|p| p.lid).find(|&l| l != 0) else { continue };
+        let Some(slid) = node.ports.iter().flatten().map(|p| p.lid).find(|l| !l.is_none()) else { continue };
         for &(dlid, dst) in &dlids {
             if dst == src {
                 continue;
@@ -57,10 +57,10 @@ pub fn write_path_sl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -
 /// both ports are cabled (in-port 0, the switch itself, included).
 pub fn write_sl2vl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -> io::Result<()> {
     let Some(sl2vl) = &routing.sl2vl else { return Ok(()) };
-    for (si, &n) in fabric.switches().iter().enumerate() {
-        let node = fabric.node(n);
-        let cabled: Vec<u8> = node.links().map(|(p, _)| p).filter(|&p| p != 0).collect();
-        for inp in std::iter::once(0).chain(cabled.iter().copied()) {
+    for si in fabric.switch_ids() {
+        let node = fabric.switch_node(si);
+        let cabled: Vec<PortNum> = node.links().map(|(p, _)| p).filter(|p| !p.is_management()).collect();
+        for inp in std::iter::once(PortNum::MANAGEMENT).chain(cabled.iter().copied()) {
             for &outp in &cabled {
                 if outp == inp {
                     continue;
@@ -81,8 +81,6 @@ pub fn write_sl2vl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -> 
 /// switches (pairs not listed keep VL 0 for every SL).
 pub fn read_sl2vl(fabric: &Fabric, text: &str) -> Result<crate::routing::Sl2Vl, super::DumpError> {
     use crate::routing::{unpack_sl2vl, Sl2Vl, ALL_VL0};
-    let by_guid: std::collections::HashMap<u64, usize> =
-        fabric.switches().iter().enumerate().map(|(i, &n)| (fabric.node(n).guid, i)).collect();
     let mut tables = Sl2Vl::new(fabric, ALL_VL0);
     for (i, line) in text.lines().enumerate() {
         let w: Vec<&str> = line.split_whitespace().collect();
@@ -99,8 +97,10 @@ pub fn read_sl2vl(fabric: &Fabric, text: &str) -> Result<crate::routing::Sl2Vl, 
         for (k, b) in raw.iter_mut().enumerate() {
             *b = u8::from_str_radix(w[3 + k].trim_start_matches("0x"), 16).map_err(|_| err())?;
         }
-        let &si = by_guid.get(&guid).ok_or_else(|| super::DumpError::new(super::SL2VL_FILE, i + 1, format!("unknown switch {guid:#018x}")))?;
-        tables.try_set_switch(si, inp, out, unpack_sl2vl(&raw)).map_err(|m| super::DumpError::new(super::SL2VL_FILE, i + 1, m))?;
+        let si = fabric
+            .switch_with_guid(guid)
+            .ok_or_else(|| super::DumpError::new(super::SL2VL_FILE, i + 1, format!("unknown switch {guid:#018x}")))?;
+        tables.set_switch(si, PortNum::new(inp), PortNum::new(out), unpack_sl2vl(&raw));
     }
     Ok(tables)
 }
@@ -108,10 +108,10 @@ pub fn read_sl2vl(fabric: &Fabric, text: &str) -> Result<crate::routing::Sl2Vl, 
 /// Reads a path-SL file in ibdmchk's `-c` format (sources by node GUID,
 /// asked with the LID of the node's first port).
 pub fn read_path_sl(fabric: &Fabric, text: &str) -> Result<crate::routing::PathSl, super::DumpError> {
-    let slid_of: std::collections::HashMap<u64, u16> = fabric
+    let slid_of: std::collections::HashMap<u64, Lid> = fabric
         .nodes()
         .iter()
-        .filter_map(|n| Some((n.guid, n.ports.iter().flatten().map(|p| p.lid).find(|&l| l != 0)?)))
+        .filter_map(|n| Some((n.guid, n.ports.iter().flatten().map(|p| p.lid).find(|l| !l.is_none())?)))
         .collect();
     let mut sl = std::collections::HashMap::new();
     for (i, line) in text.lines().enumerate() {
@@ -125,6 +125,10 @@ pub fn read_path_sl(fabric: &Fabric, text: &str) -> Result<crate::routing::PathS
         }
         let guid = u64::from_str_radix(w[0].trim_start_matches("0x"), 16).map_err(|_| err())?;
         let (dlid, s): (u16, u8) = (w[1].parse().map_err(|_| err())?, w[2].parse().map_err(|_| err())?);
+        if s as usize >= crate::routing::NUM_SLS {
+            return Err(super::DumpError::new(super::PATH_SL_FILE, i + 1, format!("SL {s} is out of range: SLs are 0 to 15")));
+        }
+        let dlid = Lid::from_raw(dlid);
         let &slid = slid_of.get(&guid).ok_or_else(|| super::DumpError::new(super::PATH_SL_FILE, i + 1, format!("unknown node {guid:#018x}")))?;
         sl.insert((slid, dlid), s);
     }
@@ -154,9 +158,9 @@ mod tests {
         write_sl2vl(&f, &r, &mut text).unwrap();
         let back = read_sl2vl(&f, &String::from_utf8(text).unwrap()).unwrap();
         let mine = r.sl2vl.as_ref().unwrap();
-        for s in 0..f.switches().len() {
-            for (inp, _) in f.node(f.switches()[s]).links() {
-                for (out, _) in f.node(f.switches()[s]).links() {
+        for s in f.switch_ids() {
+            for (inp, _) in f.switch_node(s).links() {
+                for (out, _) in f.switch_node(s).links() {
                     if inp != out {
                         assert_eq!(back.switch_table(s, inp, out), mine.switch_table(s, inp, out));
                     }
@@ -167,5 +171,8 @@ mod tests {
         write_path_sl(&f, &r, &mut text).unwrap();
         assert_eq!(read_path_sl(&f, &String::from_utf8(text).unwrap()).unwrap(), r.path_sl);
         assert!(read_sl2vl(&f, "0x1 1 2 0x00\n").unwrap_err().to_string().contains(":1:"));
+        let ca = f.node(f.cas().next().unwrap()).guid;
+        let bad_sl = read_path_sl(&f, &format!("{ca:#x} 1 16\n")).unwrap_err().to_string();
+        assert!(bad_sl.contains("SL 16 is out of range"), "{bad_sl}");
     }
 }

@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::fabric::Fabric;
-use crate::routing::{Routing, NO_PATH};
+use crate::fabric::{Fabric, Lid, PortNum};
+use crate::routing::{Lft, Routing};
 
 use super::DumpError;
 
@@ -50,21 +50,17 @@ pub fn read(text: &str) -> Result<Tables, DumpError> {
 
 /// Turns read tables into per-switch LFTs of `fabric`; switches missing
 /// from the dump are an error.
-pub fn to_lfts(fabric: &Fabric, tables: &Tables) -> Result<Vec<Vec<u8>>, DumpError> {
-    let len = fabric.max_lid() as usize + 1;
+pub fn to_lfts(fabric: &Fabric, tables: &Tables) -> Result<Vec<Lft>, DumpError> {
     fabric
-        .switches()
-        .iter()
-        .map(|&n| {
-            let node = fabric.node(n);
+        .switch_ids()
+        .map(|s| {
+            let node = fabric.switch_node(s);
             let entries = tables.get(&node.guid).ok_or_else(|| {
                 DumpError::new("LFT dump", 0, format!("no table for switch {:#018x} ({})", node.guid, node.desc))
             })?;
-            let mut lft = vec![NO_PATH; len];
+            let mut lft = Lft::new(fabric.lft_len());
             for &(lid, port) in entries {
-                if let Some(slot) = lft.get_mut(lid as usize) {
-                    *slot = port;
-                }
+                lft.set(Lid::from_raw(lid), PortNum::new(port));
             }
             Ok(lft)
         })
@@ -74,12 +70,12 @@ pub fn to_lfts(fabric: &Fabric, tables: &Tables) -> Result<Vec<Vec<u8>>, DumpErr
 /// Writes `routing`'s tables in OpenSM's format.
 pub fn write(fabric: &Fabric, routing: &Routing) -> String {
     let mut out = String::new();
-    for (si, &n) in fabric.switches().iter().enumerate() {
-        let node = fabric.node(n);
-        let lid = node.port(0).map_or(0, |p| p.lid);
+    for si in fabric.switch_ids() {
+        let node = fabric.switch_node(si);
+        let lid = node.port(0).map_or(Lid::NONE, |p| p.lid);
         let _ = writeln!(out, "Unicast lids [0-{}] of switch Lid {lid} guid {:#018x} ('{}'):", fabric.max_lid(), node.guid, node.desc);
-        for (l, &port) in routing.lfts[si].iter().enumerate().skip(1) {
-            if port != NO_PATH {
+        for (l, &port) in routing.lfts[si].as_bytes().iter().enumerate().skip(1) {
+            if !PortNum::new(port).is_no_path() {
                 let _ = writeln!(out, "0x{l:04X} {port:03}");
             }
         }

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, Lid, NodeId, NodeKind, PortRef};
 
 use super::DumpError;
 
@@ -59,7 +59,7 @@ fn blocks(line: &str) -> Option<(&str, &str)> {
 /// Reads the fabric with the LIDs OpenSM assigned; CA ports get `lmc`.
 pub fn read(text: &str, lmc: u8) -> Result<FabricBuilder, DumpError> {
     let mut b = FabricBuilder::new();
-    let mut ids: HashMap<u64, usize> = HashMap::new();
+    let mut ids: HashMap<u64, NodeId> = HashMap::new();
     let mut cables = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -68,13 +68,13 @@ pub fn read(text: &str, lmc: u8) -> Result<FabricBuilder, DumpError> {
         let err = || DumpError::new("opensm-subnet.lst", i + 1, "expected `{ TYPE Ports:.. NodeGUID:.. ... LID:.. PN:.. } { ... }`");
         let (x, y) = blocks(line).ok_or_else(err)?;
         let (x, y) = (side(x).ok_or_else(err)?, side(y).ok_or_else(err)?);
-        let mut here = [PortRef::new(0, 0); 2];
+        let mut here = [PortRef::new(NodeId::default(), 0); 2];
         for (k, s) in [&x, &y].into_iter().enumerate() {
             let id = *ids.entry(s.node_guid).or_insert_with(|| b.add_node(s.kind, s.node_guid, s.desc.clone(), s.ports));
             let at = PortRef::new(id, s.port);
             let guid_port = if s.kind == NodeKind::Switch { PortRef::new(id, 0) } else { at };
             let lmc_here = if s.kind == NodeKind::Switch { 0 } else { lmc };
-            b.set_lid(guid_port, s.lid, lmc_here).map_err(|e| DumpError::new("opensm-subnet.lst", i + 1, e.to_string()))?;
+            b.set_lid(guid_port, Lid::from_raw(s.lid), lmc_here).map_err(|e| DumpError::new("opensm-subnet.lst", i + 1, e.to_string()))?;
             b.port_mut(guid_port).map_err(|e| DumpError::new("opensm-subnet.lst", i + 1, e.to_string()))?.guid = s.port_guid;
             here[k] = at;
         }
@@ -103,12 +103,12 @@ pub fn write(fabric: &crate::Fabric) -> String {
             node.guid,
             port.map_or(0, |p| p.guid),
             node.desc,
-            port.map_or(0, |p| p.lid),
-            at.port
+            port.map_or(0, |p| p.lid.raw()),
+            at.port.raw()
         );
     };
-    for (id, node) in fabric.nodes().iter().enumerate() {
-        for (port, remote) in node.links() {
+    for id in fabric.node_ids() {
+        for (port, remote) in fabric.node(id).links() {
             side(&mut out, PortRef::new(id, port));
             out.push(' ');
             side(&mut out, remote);
@@ -122,17 +122,21 @@ pub fn write(fabric: &crate::Fabric) -> String {
 mod tests {
     use super::*;
 
+    fn n(i: usize) -> crate::fabric::NodeId {
+        crate::fabric::NodeId::new(i)
+    }
+
     const LINE: &str = "{ CA-SM Ports:01 SystemGUID:0000000000100000 NodeGUID:0000000000100000 PortGUID:0000000000100001 VenID:000000 DevID:0000 Rev:000000A1 {h0 {x}} LID:0001 PN:01 } { SW Ports:07 SystemGUID:0000000000200000 NodeGUID:0000000000200000 PortGUID:0000000000200000 VenID:00000000 DevID:0000 Rev:000000A1 {sw0} LID:0002 PN:03 } PHY=4x LOG=ACT SPD=2.5";
 
     #[test]
     fn reads_opensm_lines() {
         let b = read(LINE, 0).unwrap();
         assert_eq!(b.node_count(), 2);
-        assert_eq!(b.node(0).desc, "h0 {x}");
-        assert_eq!(b.node(0).port(1).unwrap().lid, 1);
-        assert_eq!(b.node(1).port(0).unwrap().lid, 2);
-        assert_eq!(b.node(0).port(1).unwrap().remote, Some(PortRef::new(1, 3)));
-        assert_eq!(b.node(1).port_slots(), 8);
+        assert_eq!(b.node(n(0)).desc, "h0 {x}");
+        assert_eq!(b.node(n(0)).port(1).unwrap().lid, 1);
+        assert_eq!(b.node(n(1)).port(0).unwrap().lid, 2);
+        assert_eq!(b.node(n(0)).port(1).unwrap().remote, Some(PortRef::new(n(1), 3)));
+        assert_eq!(b.node(n(1)).port_slots(), 8);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 use std::io::{self, Write};
 
 use super::DumpError;
-use crate::fabric::Fabric;
+use crate::fabric::{Fabric, Lid};
 use crate::routing::{PathSl, SwitchSls};
 
 pub const SWITCH_SL_FILE: &str = "osmroute-switch-sl.txt";
@@ -25,12 +25,12 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 /// Writes the table (nothing for routings whose SLs are not per switch).
 pub fn write(fabric: &Fabric, path_sl: &PathSl, out: &mut impl Write) -> io::Result<()> {
     let PathSl::PerSourceSwitch(table) = path_sl else { return Ok(()) };
-    let lids = fabric.max_lid() as usize + 1;
+    let lids = fabric.lft_len();
     let mut line = Vec::with_capacity(lids + 24);
-    for (s, &node) in fabric.switches().iter().enumerate() {
+    for s in fabric.switch_ids() {
         line.clear();
-        write!(line, "{:#018x} ", fabric.node(node).guid)?;
-        line.extend((0..lids).map(|dlid| HEX[table.get(s, dlid as u16) as usize & 0xf]));
+        write!(line, "{:#018x} ", fabric.switch_node(s).guid)?;
+        line.extend(Lid::range(lids).map(|dlid| HEX[table.get(s, dlid) as usize & 0xf]));
         line.push(b'\n');
         out.write_all(&line)?;
     }
@@ -38,9 +38,7 @@ pub fn write(fabric: &Fabric, path_sl: &PathSl, out: &mut impl Write) -> io::Res
 }
 
 pub fn read(fabric: &Fabric, text: &str) -> Result<PathSl, DumpError> {
-    let index: std::collections::HashMap<u64, usize> =
-        fabric.switches().iter().enumerate().map(|(s, &n)| (fabric.node(n).guid, s)).collect();
-    let lids = fabric.max_lid() as usize + 1;
+    let lids = fabric.lft_len();
     let mut table = SwitchSls::new(fabric);
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -49,14 +47,14 @@ pub fn read(fabric: &Fabric, text: &str) -> Result<PathSl, DumpError> {
         let err = |m: String| DumpError::new(SWITCH_SL_FILE, i + 1, m);
         let (guid, digits) = line.split_once(' ').ok_or_else(|| err("expected `0xSWITCH_GUID SL-DIGITS`".into()))?;
         let guid = u64::from_str_radix(guid.trim_start_matches("0x"), 16).map_err(|_| err(format!("`{guid}` is not a GUID")))?;
-        let &s = index.get(&guid).ok_or_else(|| err(format!("no switch {guid:#018x} in the fabric")))?;
+        let s = fabric.switch_with_guid(guid).ok_or_else(|| err(format!("no switch {guid:#018x} in the fabric")))?;
         let digits = digits.trim().as_bytes();
         if digits.len() != lids {
             return Err(err(format!("{} SL digits, but the fabric's LIDs go up to {} ({lids} digits expected)", digits.len(), lids - 1)));
         }
-        for (dlid, &d) in digits.iter().enumerate() {
+        for (dlid, &d) in Lid::range(lids).zip(digits) {
             let sl = (d as char).to_digit(16).ok_or_else(|| err(format!("`{}` is not a hex digit", d as char)))?;
-            table.set(s, dlid as u16, sl as u8);
+            table.set(s, dlid, sl as u8);
         }
     }
     Ok(PathSl::PerSourceSwitch(table))
@@ -73,8 +71,8 @@ mod tests {
         b.assign_lids_sequential(0).unwrap();
         let f = b.build().unwrap();
         let mut t = SwitchSls::new(&f);
-        t.set(1, 3, 5);
-        t.set(5, 1, 15);
+        t.set(crate::fabric::SwitchId::new(1), Lid::from_raw(3), 5);
+        t.set(crate::fabric::SwitchId::new(5), Lid::from_raw(1), 15);
         let sl = PathSl::PerSourceSwitch(t);
         let mut out = Vec::new();
         write(&f, &sl, &mut out).unwrap();

@@ -4,8 +4,8 @@
 
 use crate::config::{Config, GroupDiscovery};
 use crate::error::Error;
-use crate::fabric::{describe, Fabric, Peer};
-use crate::routing::{PathSl, Routing, Sl2Vl, ALL_VL0, NUM_SLS, NO_PATH};
+use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchGraph, SwitchId};
+use crate::routing::{Lft, PathSl, Routing, Sl2Vl, ALL_VL0, NO_PATH, NUM_SLS};
 use crate::topology::dragonfly::{discover_groups, groups_by_mapping, Groups, NotADragonfly};
 
 const NAME: &str = "dla";
@@ -20,13 +20,13 @@ enum PortClass {
 }
 
 pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
-    let adjacency = fabric.switch_adjacency();
+    let graph = fabric.graph();
     let groups = match config.dla.groups {
-        GroupDiscovery::Neighbourhood => discover_groups(&adjacency),
-        GroupDiscovery::Mapping => groups_by_mapping(&adjacency),
+        GroupDiscovery::Neighbourhood => discover_groups(graph),
+        GroupDiscovery::Mapping => groups_by_mapping(graph),
     }
     .map_err(|e| Error::declined(NAME, explain(fabric, &e)))?;
-    let plan = LinkPlan::new(fabric, &adjacency, &groups);
+    let plan = LinkPlan::new(fabric, &groups);
     let lfts = plan.forwarding_tables(fabric)?;
     let sl2vl = plan.sl2vl_tables(fabric, config.dla.sl);
     let sizes = groups.members.iter().map(Vec::len);
@@ -37,8 +37,8 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
 }
 
 fn explain(fabric: &Fabric, e: &NotADragonfly) -> String {
-    let name = |si: usize| describe(fabric.node(fabric.switches()[si]));
-    let names = |set: &[usize]| set.iter().map(|&s| name(s)).collect::<Vec<_>>().join(", ");
+    let name = |s: SwitchId| fabric.describe_switch(s);
+    let names = |set: &[SwitchId]| set.iter().map(|&s| name(s)).collect::<Vec<_>>().join(", ");
     let fix = "dla routes only Dragonflies whose groups are fully connected and whose groups are all \
                pairwise joined; use another engine (e.g. `routing_engine dla,minhop`) or fix the cabling";
     match e {
@@ -71,10 +71,10 @@ fn explain(fabric: &Fabric, e: &NotADragonfly) -> String {
 /// A LID to route and where it is delivered (compact: the fill loop reads
 /// one of these per table entry).
 struct Destination {
-    lid: u16,
+    lid: Lid,
     /// Out-port at the destination switch.
-    final_port: u8,
-    switch: u32,
+    final_port: PortNum,
+    switch: SwitchId,
     group: u32,
     /// Position among the LIDs delivered in `group`, to spread them over
     /// the global links into the group.
@@ -82,53 +82,47 @@ struct Destination {
 }
 
 /// Which ports carry traffic between switches and groups.
-struct LinkPlan {
+struct LinkPlan<'a> {
+    graph: &'a SwitchGraph,
     groups: Groups,
     /// Position of each switch within its group.
     position: Vec<usize>,
     /// Per switch, per position in its group: ports to that member.
-    local_ports: Vec<Vec<Vec<u8>>>,
-    /// Per (source group, destination group): global links as
-    /// (switch index in source group, its port), in a fixed order.
-    global_links: Vec<Vec<(usize, u8)>>,
-    /// Per switch, per port: what is cabled there.
-    peers: Vec<Vec<Option<Peer>>>,
+    local_ports: Vec<Vec<Vec<PortNum>>>,
+    /// Per (source group, destination group): global links as (switch in
+    /// the source group, its port), in switch (GUID) and port order.
+    global_links: Vec<Vec<(SwitchId, PortNum)>>,
 }
 
-impl LinkPlan {
-    fn new(fabric: &Fabric, adjacency: &[Vec<(u8, usize, u8)>], groups: &Groups) -> Self {
+impl<'a> LinkPlan<'a> {
+    fn new(fabric: &'a Fabric, groups: &Groups) -> Self {
+        let graph = fabric.graph();
         let g = groups.members.len();
-        let mut position = vec![0; adjacency.len()];
+        let mut position = vec![0; graph.switch_count()];
         for m in &groups.members {
             for (i, &s) in m.iter().enumerate() {
-                position[s] = i;
+                position[s.idx()] = i;
             }
         }
-        let mut local_ports: Vec<Vec<Vec<u8>>> = groups
+        let mut local_ports: Vec<Vec<Vec<PortNum>>> = groups
             .of_switch
             .iter()
             .map(|&gi| vec![Vec::new(); groups.members[gi].len()])
             .collect();
         let mut global_links = vec![Vec::new(); g * g];
-        for (s, links) in adjacency.iter().enumerate() {
-            for &(port, t, _) in links {
-                let (gs, gt) = (groups.of_switch[s], groups.of_switch[t]);
+        // Switches in GUID order and cables in port order: OpenSM's
+        // snapshot and a net file give the same tables.
+        for s in graph.ids() {
+            for cable in graph.cables(s) {
+                let (gs, gt) = (groups.of_switch[s.idx()], groups.of_switch[cable.to.idx()]);
                 if gs == gt {
-                    local_ports[s][position[t]].push(port);
+                    local_ports[s.idx()][position[cable.to.idx()]].push(cable.port);
                 } else {
-                    global_links[gs * g + gt].push((s, port));
+                    global_links[gs * g + gt].push((s, cable.port));
                 }
             }
         }
-        let peers = fabric.switch_port_peers();
-        // Order parallel links by GUID and port, not by where a switch sits
-        // in the node list: OpenSM's snapshot and a net file list nodes in
-        // different orders, and both must give the same tables.
-        let guid = |s: usize| fabric.node(fabric.switches()[s]).guid;
-        for links in &mut global_links {
-            links.sort_by_key(|&(s, port)| (guid(s), port));
-        }
-        LinkPlan { groups: groups.clone(), position, local_ports, global_links, peers }
+        LinkPlan { graph, groups: groups.clone(), position, local_ports, global_links }
     }
 
     /// Figure 4 for every switch and LID. Destinations of one group are
@@ -136,34 +130,35 @@ impl LinkPlan {
     /// source group (by their rank among that group's LIDs), and over
     /// parallel local cables by LID; every switch of a source group makes the
     /// same choice, so the tables stay destination-based and consistent.
-    fn forwarding_tables(&self, fabric: &Fabric) -> Result<Vec<Vec<u8>>, Error> {
+    fn forwarding_tables(&self, fabric: &Fabric) -> Result<Vec<Lft>, Error> {
         let destinations = self.destinations(fabric);
         let mut lfts = Routing::empty_lfts(fabric);
         // Each switch's row is independent: fill rows on all cores. Most
         // entries repeat one port per destination group (one global link
         // between two groups, one cable between two members), so those
         // are looked up once per switch; the rest take `next_port`.
-        const PER_LID: u8 = NO_PATH;
+        const PER_LID: PortNum = NO_PATH;
         crate::parallel::for_each_row(&mut lfts, |s, lft| {
-            let gs = self.groups.of_switch[s];
+            let s = SwitchId::new(s);
+            let gs = self.groups.of_switch[s.idx()];
             let g = self.groups.members.len();
-            let toward_group: Vec<u8> = (0..g)
+            let toward_group: Vec<PortNum> = (0..g)
                 .map(|gd| match self.global_links[gs * g + gd].as_slice() {
                     [(owner, port)] if *owner == s => *port,
                     [(owner, _)] => self.single_local_port(s, *owner).unwrap_or(PER_LID),
                     _ => PER_LID,
                 })
                 .collect();
-            let toward_member: Vec<u8> = self.groups.members[gs]
+            let toward_member: Vec<PortNum> = self.groups.members[gs]
                 .iter()
                 .map(|&m| if m == s { PER_LID } else { self.single_local_port(s, m).unwrap_or(PER_LID) })
                 .collect();
             for d in &destinations {
                 let known = match d.group as usize == gs {
-                    true => toward_member[self.position[d.switch as usize]],
+                    true => toward_member[self.position[d.switch.idx()]],
                     false => toward_group[d.group as usize],
                 };
-                lft[d.lid as usize] = if known == PER_LID { self.next_port(s, d) } else { known };
+                lft.set(d.lid, if known == PER_LID { self.next_port(s, d) } else { known });
             }
         });
         Ok(lfts)
@@ -172,32 +167,31 @@ impl LinkPlan {
     /// Every routable LID with where it is delivered.
     fn destinations(&self, fabric: &Fabric) -> Vec<Destination> {
         let mut rank_in_group = vec![0usize; self.groups.members.len()];
-        let mut out = Vec::with_capacity(fabric.max_lid() as usize);
+        let mut out = Vec::with_capacity(fabric.lft_len());
         for (lid, owner) in fabric.lids() {
-            let Some(dst_node) = fabric.lid_switch(lid) else {
+            let Some(switch) = fabric.lid_switch(lid) else {
                 log::warn!(
                     "dla: LID {lid} of {} is not cabled to a switch; left unrouted",
-                    describe(fabric.node(owner.node))
+                    crate::fabric::describe(fabric.node(owner.node))
                 );
                 continue;
             };
-            let Some(switch) = fabric.switch_index(dst_node) else { continue };
-            let group = self.groups.of_switch[switch];
+            let group = self.groups.of_switch[switch.idx()];
             let rank = rank_in_group[group];
             rank_in_group[group] += 1;
             let final_port = fabric.delivery_port(owner);
-            out.push(Destination { lid, final_port, switch: switch as u32, group: group as u32, rank: rank as u32 });
+            out.push(Destination { lid, final_port, switch, group: group as u32, rank: rank as u32 });
         }
         out
     }
 
     /// The out-port of switch `s` towards `d` (Figure 4).
-    fn next_port(&self, s: usize, d: &Destination) -> u8 {
-        let (dst, dst_group) = (d.switch as usize, d.group as usize);
+    fn next_port(&self, s: SwitchId, d: &Destination) -> PortNum {
+        let (dst, dst_group) = (d.switch, d.group as usize);
         if s == dst {
             return d.final_port;
         }
-        let gs = self.groups.of_switch[s];
+        let gs = self.groups.of_switch[s.idx()];
         let via = if gs == dst_group {
             dst
         } else {
@@ -212,31 +206,33 @@ impl LinkPlan {
     }
 
     /// The port from `from` to group member `to` when one cable joins them.
-    fn single_local_port(&self, from: usize, to: usize) -> Option<u8> {
-        match self.local_ports[from][self.position[to]].as_slice() {
+    fn single_local_port(&self, from: SwitchId, to: SwitchId) -> Option<PortNum> {
+        match self.local_ports[from.idx()][self.position[to.idx()]].as_slice() {
             [port] => Some(*port),
             _ => None,
         }
     }
 
-    fn local_port(&self, from: usize, to: usize, lid: u16) -> u8 {
-        let ports = &self.local_ports[from][self.position[to]];
+    fn local_port(&self, from: SwitchId, to: SwitchId, lid: Lid) -> PortNum {
+        let ports = &self.local_ports[from.idx()][self.position[to.idx()]];
         if ports.len() == 1 {
             ports[0]
         } else {
-            ports[lid as usize % ports.len()]
+            ports[lid.idx() % ports.len()]
         }
     }
 
-    fn class(&self, s: usize, port: u8) -> PortClass {
-        match self.peers[s].get(port as usize).copied().flatten() {
+    fn class(&self, s: SwitchId, port: PortNum) -> PortClass {
+        match self.graph.peer(s, port) {
             None => PortClass::Unused,
             Some(Peer::Ca(_)) => PortClass::Terminal,
-            Some(Peer::Switch(t)) if self.groups.of_switch[t] == self.groups.of_switch[s] => PortClass::Local,
-            Some(Peer::Switch(_)) => PortClass::Global,
+            Some(Peer::Switch { switch, .. }) if switch == s => PortClass::Unused,
+            Some(Peer::Switch { switch, .. }) if self.groups.of_switch[switch.idx()] == self.groups.of_switch[s.idx()] => {
+                PortClass::Local
+            }
+            Some(Peer::Switch { .. }) => PortClass::Global,
         }
     }
-
 
     /// Figure 8: VL 1 exactly when a packet enters on a global port and
     /// leaves on a local one, for every SL; VL 0 everywhere else. CA ports
@@ -244,16 +240,16 @@ impl LinkPlan {
     fn sl2vl_tables(&self, fabric: &Fabric, sl: u8) -> Sl2Vl {
         let mut tables = Sl2Vl::new(fabric, ALL_VL0);
         let shifted = [1u8; NUM_SLS];
-        for (s, &node) in fabric.switches().iter().enumerate() {
+        for s in self.graph.ids() {
             let classes: Vec<PortClass> =
-                (0..fabric.node(node).port_slots()).map(|p| self.class(s, p as u8)).collect();
+                (0..self.graph.port_slots(s)).map(|p| self.class(s, PortNum::new(p as u8))).collect();
             for (inp, &ic) in classes.iter().enumerate() {
                 if ic != PortClass::Global {
                     continue;
                 }
                 for (outp, &oc) in classes.iter().enumerate() {
                     if oc == PortClass::Local {
-                        tables.set_switch(s, inp as u8, outp as u8, shifted);
+                        tables.set_switch(s, PortNum::new(inp as u8), PortNum::new(outp as u8), shifted);
                     }
                 }
             }
@@ -266,7 +262,8 @@ impl LinkPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+    use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
+    use crate::routing::walk::trace;
 
     /// A fully connected Dragonfly from the generator, LIDs assigned,
     /// port numbers shuffled when `shuffle` is set.
@@ -307,7 +304,7 @@ mod tests {
         assert!(report.delivered(), "{:?}", report.failures);
         assert!(report.max_hops() <= 3);
         assert!(report.credit_loop.is_none());
-        let groups = groups_by_mapping(&f.switch_adjacency()).unwrap();
+        let groups = groups_by_mapping(f.graph()).unwrap();
         let mut sizes: Vec<usize> = groups.members.iter().map(Vec::len).collect();
         sizes.sort_unstable();
         assert_eq!(sizes, vec![4, 5, 5, 5, 5, 5]);
@@ -321,11 +318,9 @@ mod tests {
         assert!(e.contains("not cabled") || e.contains("no global link"), "{e}");
     }
 
-    /// Switch indices a packet from CA `src_ca` (port 1) to `dlid` passes.
-    fn trace(f: &Fabric, r: &Routing, src_ca: usize, dlid: u16) -> Option<Vec<usize>> {
-        crate::analysis::paths::trace(f, r, PortRef::new(src_ca, 1), dlid)
-            .ok()
-            .map(|hops| hops.iter().map(|h| h.switch).collect())
+    /// Switches a packet from CA `src_ca` (port 1) to `dlid` passes.
+    fn path(f: &Fabric, r: &Routing, src_ca: NodeId, dlid: Lid) -> Option<Vec<SwitchId>> {
+        trace(f, &r.lfts, PortRef::new(src_ca, 1), dlid).ok().map(|hops| hops.iter().map(|h| h.switch).collect())
     }
 
     #[test]
@@ -333,11 +328,12 @@ mod tests {
         for shuffle in [None, Some(7)] {
             let f = dragonfly(4, 2, 2, 9, shuffle);
             let r = route(&f, &Config::default()).unwrap();
-            let groups = discover_groups(&f.switch_adjacency()).unwrap();
+            let groups = discover_groups(f.graph()).unwrap();
+            let group = |s: SwitchId| groups.of_switch[s.idx()];
             for src in f.cas() {
                 for (dlid, owner) in f.lids() {
-                    let path = trace(&f, &r, src, dlid).unwrap_or_else(|| panic!("no route {src} -> {dlid}"));
-                    let globals = path.windows(2).filter(|w| groups.of_switch[w[0]] != groups.of_switch[w[1]]).count();
+                    let path = path(&f, &r, src, dlid).unwrap_or_else(|| panic!("no route {src} -> {dlid}"));
+                    let globals = path.windows(2).filter(|w| group(w[0]) != group(w[1])).count();
                     assert!(path.len() <= 4, "{src}->{dlid} ({owner:?}): {} switch hops", path.len() - 1);
                     assert!(globals <= 1, "{src}->{dlid}: {globals} global hops");
                     // Local hops: at most one before and one after the global hop.
@@ -349,8 +345,8 @@ mod tests {
 
     #[test]
     fn groups_do_not_depend_on_port_numbering() {
-        let plain = discover_groups(&dragonfly(4, 2, 2, 9, None).switch_adjacency()).unwrap();
-        let shuffled = discover_groups(&dragonfly(4, 2, 2, 9, Some(99)).switch_adjacency()).unwrap();
+        let plain = discover_groups(dragonfly(4, 2, 2, 9, None).graph()).unwrap();
+        let shuffled = discover_groups(dragonfly(4, 2, 2, 9, Some(99)).graph()).unwrap();
         assert_eq!(plain, shuffled);
         assert_eq!(plain.members.len(), 9);
         assert!(plain.members.iter().all(|m| m.len() == 4));
@@ -360,32 +356,33 @@ mod tests {
     fn sl2vl_follows_figure_8() {
         let f = dragonfly(4, 2, 2, 9, Some(3));
         let r = route(&f, &Config { dla: crate::config::DlaConfig { sl: 5, ..Default::default() }, ..Config::default() }).unwrap();
-        let groups = discover_groups(&f.switch_adjacency()).unwrap();
+        let groups = discover_groups(f.graph()).unwrap();
         let sl2vl = r.sl2vl.as_ref().unwrap();
-        let kind = |s: usize, port: u8| -> &'static str {
-            match f.node(f.switches()[s]).port(port).and_then(|p| p.remote) {
+        let kind = |s: SwitchId, port: u8| -> &'static str {
+            match f.switch_node(s).port(port).and_then(|p| p.remote) {
                 None => "none",
-                Some(r) => match f.switch_index(r.node) {
+                Some(r) => match f.switch_id(r.node) {
                     None => "terminal",
-                    Some(t) if groups.of_switch[t] == groups.of_switch[s] => "local",
+                    Some(t) if groups.of_switch[t.idx()] == groups.of_switch[s.idx()] => "local",
                     Some(_) => "global",
                 },
             }
         };
         let mut shifted = 0;
-        for s in 0..f.switches().len() {
-            let ports = f.node(f.switches()[s]).port_slots() as u8;
+        for s in f.switch_ids() {
+            let ports = f.switch_node(s).port_slots() as u8;
             for i in 0..ports {
                 for o in 1..ports {
                     let want = if kind(s, i) == "global" && kind(s, o) == "local" { 1 } else { 0 };
                     shifted += want;
-                    assert_eq!(sl2vl.switch_table(s, i, o), &[want; 16], "switch {s} in {i} out {o}");
+                    let table = sl2vl.switch_table(s, PortNum::new(i), PortNum::new(o));
+                    assert_eq!(table, &[want; 16], "{s} in {i} out {o}");
                 }
             }
         }
         // Each switch: h global in-ports times a-1 local out-ports.
         assert_eq!(shifted, 36 * 2 * 3);
-        assert_eq!(r.path_sl.sl(1, 2), 5);
+        assert_eq!(r.path_sl.sl(Lid::from_raw(1), Lid::from_raw(2)), 5);
         assert_eq!(sl2vl.ca_table(&[9; 16])[5], 0);
         assert_eq!(sl2vl.ca_table(&[9; 16])[4], 9, "other SLs keep OpenSM's mapping on CA ports");
         assert_eq!(r.vls_needed(), 2);
@@ -397,19 +394,18 @@ mod tests {
         // groups, so two links join every pair of groups.
         let f = dragonfly(4, 2, 1, 5, None);
         let r = route(&f, &Config::default()).unwrap();
-        let groups = discover_groups(&f.switch_adjacency()).unwrap();
+        let groups = discover_groups(f.graph()).unwrap();
+        let group = |s: SwitchId| groups.of_switch[s.idx()];
         // Count, per global cable from group 0 to group 1, the CA LIDs of
         // group 1 it carries (as the last hop out of group 0).
         let mut per_link = std::collections::BTreeMap::new();
-        for (dlid, owner) in f.lids().filter(|(_, o)| !f.node(o.node).is_switch()) {
-            let dst = f.switch_index(f.lid_switch(dlid).unwrap()).unwrap();
-            if groups.of_switch[dst] != 1 {
+        for (dlid, owner) in f.ca_lids() {
+            if group(f.lid_switch(dlid).unwrap()) != 1 {
                 continue;
             }
             for &s in &groups.members[0] {
-                let out = r.lfts[s][dlid as usize];
-                let peer = f.node(f.switches()[s]).port(out).unwrap().remote.unwrap();
-                if f.switch_index(peer.node).map(|t| groups.of_switch[t]) == Some(1) {
+                let out = r.lfts[s].get(dlid);
+                if f.graph().switch_behind(s, out).map(group) == Some(1) {
                     per_link.entry((s, out)).or_insert_with(Vec::new).push((dlid, owner));
                 }
             }
@@ -430,16 +426,15 @@ mod tests {
             (dragonfly(4, 2, 1, 5, Some(4)), Config::default()),
             (damaged_dragonfly(false), mapped),
         ] {
-            let adjacency = f.switch_adjacency();
             let groups = match config.dla.groups {
-                GroupDiscovery::Mapping => groups_by_mapping(&adjacency).unwrap(),
-                GroupDiscovery::Neighbourhood => discover_groups(&adjacency).unwrap(),
+                GroupDiscovery::Mapping => groups_by_mapping(f.graph()).unwrap(),
+                GroupDiscovery::Neighbourhood => discover_groups(f.graph()).unwrap(),
             };
-            let plan = LinkPlan::new(&f, &adjacency, &groups);
+            let plan = LinkPlan::new(&f, &groups);
             let lfts = plan.forwarding_tables(&f).unwrap();
-            for (s, lft) in lfts.iter().enumerate() {
+            for (s, lft) in f.switch_ids().zip(&lfts) {
                 for d in plan.destinations(&f) {
-                    assert_eq!(lft[d.lid as usize], plan.next_port(s, &d), "switch {s}, LID {}", d.lid);
+                    assert_eq!(lft.get(d.lid), plan.next_port(s, &d), "{s}, LID {}", d.lid);
                 }
             }
         }
@@ -452,14 +447,14 @@ mod tests {
         let mut b = FabricBuilder::new();
         for n in full.nodes() {
             let id = b.add_node(n.kind, n.guid, n.desc.clone(), n.port_slots() as u8 - 1);
-            assert_eq!(id, b.node_count() - 1);
+            assert_eq!(id.idx(), b.node_count() - 1);
         }
-        let g = discover_groups(&full.switch_adjacency()).unwrap();
-        for (id, n) in full.nodes().iter().enumerate() {
-            for (port, peer) in n.links() {
-                let cut = match (full.switch_index(id), full.switch_index(peer.node)) {
+        let g = discover_groups(full.graph()).unwrap();
+        for id in full.node_ids() {
+            for (port, peer) in full.node(id).links() {
+                let cut = match (full.switch_id(id), full.switch_id(peer.node)) {
                     (Some(x), Some(y)) => {
-                        let (gx, gy) = (g.of_switch[x], g.of_switch[y]);
+                        let (gx, gy) = (g.of_switch[x.idx()], g.of_switch[y.idx()]);
                         (gx.min(gy), gx.max(gy)) == (0, 1)
                     }
                     _ => false,
@@ -478,7 +473,7 @@ mod tests {
     #[test]
     fn declines_a_ring_and_names_switches() {
         let mut b = FabricBuilder::new();
-        let s: Vec<usize> = (0..6).map(|i| b.add_node(NodeKind::Switch, 0x10 + i, format!("ring{i}"), 3)).collect();
+        let s: Vec<_> = (0..6).map(|i| b.add_node(NodeKind::Switch, 0x10 + i, format!("ring{i}"), 3)).collect();
         for i in 0..6 {
             b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 6], 2)).unwrap();
             let h = b.add_node(NodeKind::Ca, 0x100 + i as u64 * 2, "", 1);

@@ -31,9 +31,8 @@ use std::collections::HashMap;
 
 use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
 use crate::error::Error;
-use crate::fabric::{describe, Fabric, Peer};
+use crate::fabric::{Fabric, Lid, NodeId, Peer, PortNum, SwitchId};
 use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
-use crate::topology::switch_graph::GuidOrder;
 use crate::topology::grid::map_grid;
 use crate::Config;
 
@@ -45,31 +44,29 @@ fn orders(dims: usize, count: usize) -> Vec<Vec<usize>> {
 }
 
 pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
-    let adj = fabric.switch_adjacency();
-    if adj.is_empty() {
+    let graph = fabric.graph();
+    if graph.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
-    let name = |s: usize| describe(fabric.node(fabric.switches()[s]));
-    // Mapped in switch GUID order, so that dimensions and coordinates are
-    // numbered alike whatever order the SM or a net file lists nodes in.
-    let by_guid = GuidOrder::new(fabric);
-    let mapped = map_grid(&by_guid.graph.neighbours)
-        .map_err(|e| Error::declined(NAME, format!("not a FlatFly, hypercube or torus: {e}")))?;
-    let coords: Vec<&Vec<usize>> = (0..adj.len()).map(|s| &mapped.coords[by_guid.rank_of[s]]).collect();
+    let name = |s: SwitchId| fabric.describe_switch(s);
+    // Mapped on switch ids (GUID order), so that dimensions and coordinates
+    // are numbered alike whatever order the SM or a net file lists nodes in.
+    let mapped =
+        map_grid(graph).map_err(|e| Error::declined(NAME, format!("not a FlatFly, hypercube or torus: {e}")))?;
+    let coords: &[Vec<usize>] = &mapped.coords;
     let dims = mapped.extent.len();
-    let at: HashMap<&[usize], usize> = coords.iter().enumerate().map(|(s, c)| (c.as_slice(), s)).collect();
-    let ports = fabric.ports_to_neighbours();
+    let at: HashMap<&[usize], SwitchId> = graph.ids().map(|s| (coords[s].as_slice(), s)).collect();
     // DOR needs every position filled and every switch one hop from every
     // switch it differs from in one coordinate (in a ring: by ±1).
-    for (s, c) in coords.iter().enumerate() {
+    for (s, c) in graph.ids().zip(coords) {
         for i in 0..dims {
             let k = mapped.extent[i];
             for v in 0..k {
-                let mut other = (*c).clone();
+                let mut other = c.clone();
                 other[i] = v;
                 let must_be_cabled = !mapped.ring[i] || (c[i] + 1) % k == v || (v + 1) % k == c[i];
                 match at.get(other.as_slice()) {
-                    Some(&t) if t != s && must_be_cabled && !ports[s].contains_key(&t) => {
+                    Some(&t) if t != s && must_be_cabled && graph.bundle(s, t).is_empty() => {
                         return Err(Error::declined(
                             NAME,
                             format!("{} and {} differ in one dimension but are not cabled; DOR needs complete dimensions", name(s), name(t)),
@@ -111,34 +108,33 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         );
     }
     let orders = orders(dims, count);
-    let peers = fabric.switch_port_peers();
     let mut lfts = Routing::empty_lfts(fabric);
     let mut sls = SwitchSls::new(fabric);
     // Hosts per switch in port order: d, the destination host index.
-    let mut host_index: HashMap<usize, usize> = HashMap::new();
-    for ports in &peers {
+    let mut host_index: HashMap<NodeId, usize> = HashMap::new();
+    for s in graph.ids() {
         let mut d = 0;
-        for peer in ports {
+        for peer in graph.peers(s) {
             if let Some(Peer::Ca(ca)) = peer {
-                host_index.entry(*ca).or_insert(d);
+                host_index.entry(ca.node).or_insert(d);
                 d += 1;
             }
         }
     }
     for (owner, port) in fabric.end_ports() {
-        let Some(t) = fabric.lid_switch(port.lid).and_then(|n| fabric.switch_index(n)) else { continue };
+        let Some(t) = fabric.lid_switch(port.lid) else { continue };
         let is_switch = fabric.node(owner.node).is_switch();
         let order = if is_switch { 0 } else { host_index.get(&owner.node).copied().unwrap_or(0) % count };
         let last_port = fabric.delivery_port(owner);
-        for lid in port.lid..port.lid + port.lid_count() as u16 {
-            for s in 0..adj.len() {
+        for lid in port.lids() {
+            for s in graph.ids() {
                 let datelines = rings
                     .iter()
                     .enumerate()
                     .filter(|&(_, &i)| ring_step(coords[s][i], coords[t][i], mapped.extent[i], lid).1)
                     .fold(0, |bits, (j, _)| bits | 1 << j);
                 sls.set(s, lid, (order * sls_per_order + datelines) as u8);
-                lfts[s][lid as usize] = if s == t {
+                let out = if s == t {
                     last_port
                 } else {
                     let dim = orders[order].iter().copied().find(|&i| coords[s][i] != coords[t][i]).expect("s != t");
@@ -147,9 +143,10 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
                         true => ring_step(coords[s][dim], coords[t][dim], mapped.extent[dim], lid).0,
                         false => coords[t][dim],
                     };
-                    let choices = &ports[s][&at[next.as_slice()]];
-                    choices[lid as usize % choices.len()]
+                    let choices = graph.bundle(s, at[next.as_slice()]);
+                    choices[lid.idx() % choices.len()]
                 };
+                lfts[s].set(lid, out);
             }
         }
     }
@@ -169,13 +166,14 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         _ => 0,
     });
     let mut sl2vl = Sl2Vl::new(fabric, first_vl);
-    for (s, ports) in peers.iter().enumerate() {
+    for s in graph.ids() {
+        let ports = graph.peers(s);
         for (out, peer) in ports.iter().enumerate() {
-            let Some(&Peer::Switch(t)) = peer.as_ref() else { continue };
+            let Some(Peer::Switch { switch: t, .. }) = *peer else { continue };
             let Some(j) = rings.iter().position(|&i| coords[s][i] != coords[t][i]) else { continue };
             let table: SlVlTable = std::array::from_fn(|sl| first_vl[sl] + u8::from(sl & 1 << j != 0));
             for inp in 0..ports.len() {
-                sl2vl.set_switch(s, inp as u8, out as u8, table);
+                sl2vl.set_switch(s, PortNum::new(inp as u8), PortNum::new(out as u8), table);
             }
         }
     }
@@ -189,12 +187,12 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
 /// round (half-way ties: up for even LIDs, down for odd): the next
 /// position, and whether the path from `from` crosses the dateline
 /// (the cable between k-1 and 0).
-fn ring_step(from: usize, to: usize, k: usize, lid: u16) -> (usize, bool) {
+fn ring_step(from: usize, to: usize, k: usize, lid: Lid) -> (usize, bool) {
     let up = (to + k - from) % k;
     if up == 0 {
         return (from, false);
     }
-    if up < k - up || (up == k - up && lid % 2 == 0) {
+    if up < k - up || (up == k - up && lid.raw() % 2 == 0) {
         ((from + 1) % k, to < from)
     } else {
         ((from + k - 1) % k, to > from)
@@ -288,13 +286,13 @@ mod tests {
 
     #[test]
     fn ring_steps_go_the_short_way_and_know_their_dateline() {
-        assert_eq!(ring_step(1, 3, 5, 0), (2, false));
-        assert_eq!(ring_step(4, 1, 5, 0), (0, true));
-        assert_eq!(ring_step(1, 4, 5, 0), (0, true));
-        assert_eq!(ring_step(3, 1, 5, 0), (2, false));
+        assert_eq!(ring_step(1, 3, 5, Lid::from_raw(0)), (2, false));
+        assert_eq!(ring_step(4, 1, 5, Lid::from_raw(0)), (0, true));
+        assert_eq!(ring_step(1, 4, 5, Lid::from_raw(0)), (0, true));
+        assert_eq!(ring_step(3, 1, 5, Lid::from_raw(0)), (2, false));
         // A half-way tie on a ring of 6: even LIDs up, odd LIDs down.
-        assert_eq!(ring_step(4, 1, 6, 2), (5, true));
-        assert_eq!(ring_step(4, 1, 6, 3), (3, false));
+        assert_eq!(ring_step(4, 1, 6, Lid::from_raw(2)), (5, true));
+        assert_eq!(ring_step(4, 1, 6, Lid::from_raw(3)), (3, false));
     }
 
     #[test]

@@ -15,10 +15,9 @@
 //! Up*/down* routes have no credit loops: one VL, SL2VL left as it is.
 
 use crate::error::Error;
-use crate::fabric::{Fabric, PortRef};
-use crate::routing::{PathSl, Routing, NO_PATH};
+use crate::fabric::{Fabric, Lid, PortNum, PortRef};
+use crate::routing::{DlidChoice, Lft, PathSl, Routing, NO_PATH};
 use crate::topology::fattree::{recognize, FatTree};
-use crate::topology::switch_graph::GuidOrder;
 use crate::Config;
 
 pub const NAME: &str = "mlid";
@@ -109,11 +108,10 @@ pub fn route(fabric: &Fabric, _config: &Config) -> Result<Routing, Error> {
         routed_hosts += 1;
         let count = port.lid_count() as usize;
         let pid = tree.pid(label);
-        for o in 0..count {
-            let lid = port.lid as usize + o;
+        for (o, lid) in port.lids().enumerate() {
             let ideal = pid * count + o;
             for (s, lft) in lfts.iter_mut().enumerate() {
-                lft[lid] = out_port(&tree, s, label, ideal, host_port);
+                lft.set(lid, out_port(&tree, s, label, ideal, host_port));
             }
         }
     }
@@ -124,37 +122,35 @@ pub fn route(fabric: &Fabric, _config: &Config) -> Result<Routing, Error> {
 
 /// Equations (1) and (2) at switch `s` for the host labelled `label`, for
 /// the LID whose ideal number (the paper's lid − 1) is `ideal`.
-fn out_port(tree: &FatTree, s: usize, label: &[usize], ideal: usize, host_port: u8) -> u8 {
+fn out_port(tree: &FatTree, s: usize, label: &[usize], ideal: usize, host_port: PortNum) -> PortNum {
     let l = tree.level[s];
     if tree.prefix[s][..] == label[..l] {
         if l == tree.n - 1 {
             host_port
         } else {
-            tree.down[s][label[l]].0
+            PortNum::new(tree.down[s][label[l]].0)
         }
     } else {
         let digit = (ideal / tree.k.pow((tree.n - 1 - l) as u32)) % tree.k;
-        tree.up[s][digit].0
+        PortNum::new(tree.up[s][digit].0)
     }
 }
 
 /// Switch LIDs (management traffic, outside the paper) get shortest paths,
 /// lowest port first.
-fn route_switch_lids(fabric: &Fabric, lfts: &mut [Vec<u8>]) {
-    let adj = fabric.switch_adjacency();
-    let order = GuidOrder::new(fabric);
-    let dist = |a: usize, b: usize| u32::from(order.graph.dist(order.rank_of[a], order.rank_of[b]));
-    for (t, &node) in fabric.switches().iter().enumerate() {
-        let Some(port) = fabric.node(node).port(0) else { continue };
-        let lids = port.lid as usize..port.lid as usize + port.lid_count() as usize;
-        for (s, lft) in lfts.iter_mut().enumerate() {
+fn route_switch_lids(fabric: &Fabric, lfts: &mut [Lft]) {
+    let graph = fabric.graph();
+    for t in graph.ids() {
+        let Some(port) = fabric.switch_node(t).port(0) else { continue };
+        for (s, lft) in graph.ids().zip(lfts.iter_mut()) {
             let out = if s == t {
-                0
+                PortNum::MANAGEMENT
             } else {
-                adj[s].iter().find(|&&(_, y, _)| dist(y, t) + 1 == dist(s, t)).map_or(NO_PATH, |&(p, _, _)| p)
+                let d = graph.dist(s, t);
+                graph.cables(s).iter().find(|c| graph.dist(c.to, t) + 1 == d).map_or(NO_PATH, |c| c.port)
             };
-            for lid in lids.clone() {
-                lft[lid] = out;
+            for lid in port.lids() {
+                lft.set(lid, out);
             }
         }
     }
@@ -163,18 +159,18 @@ fn route_switch_lids(fabric: &Fabric, lfts: &mut [Vec<u8>]) {
 /// The DLID a source host should use for each destination host (§4.2):
 /// (source base LID, destination base LID, DLID), for every ordered pair
 /// of host ports.
-pub fn path_selection(fabric: &Fabric) -> Result<Vec<(u16, u16, u16)>, Error> {
+pub fn path_selection(fabric: &Fabric) -> Result<DlidChoice, Error> {
     let tree = tree_of(fabric)?;
-    let hosts: Vec<(PortRef, u16, u32, &Vec<usize>)> = fabric
+    let hosts: Vec<(PortRef, Lid, u32, &Vec<usize>)> = fabric
         .end_ports()
         .filter_map(|(at, p)| tree.host_label.get(&at.node).map(|label| (at, p.lid, p.lid_count(), label)))
         .collect();
-    let mut out = Vec::with_capacity(hosts.len() * hosts.len());
+    let mut out = DlidChoice::new();
     for &(src, slid, _, src_label) in &hosts {
         for &(dst, dbase, count, dst_label) in &hosts {
             if src.node != dst.node {
                 let offset = tree.offset(src_label, dst_label) % count as usize;
-                out.push((slid, dbase, dbase + offset as u16));
+                out.insert(slid, dbase, dbase.offset(offset as u16));
             }
         }
     }
@@ -185,7 +181,7 @@ pub fn path_selection(fabric: &Fabric) -> Result<Vec<(u16, u16, u16)>, Error> {
 mod tests {
     use super::*;
     use crate::analysis::report::analyze;
-    use crate::analysis::paths::trace;
+    use crate::routing::walk::trace;
     use crate::gen::{self, fattree::fattree};
 
     fn tree_fabric(m: usize, n: usize, lmc: u8) -> Fabric {
@@ -225,9 +221,9 @@ mod tests {
         for a in 0..4 {
             for b in 0..4 {
                 let (src, slid) = port_of(&[1, a, b]);
-                let dlid = choice.iter().find(|&&(s, d, _)| s == slid && d == dlid_base).unwrap().2;
-                assert_eq!(dlid - dlid_base, (a * 4 + b) as u16);
-                let hops = trace(&f, &r, src, dlid).unwrap();
+                let dlid = choice.get(slid, dlid_base).unwrap();
+                assert_eq!(dlid.raw() - dlid_base.raw(), (a * 4 + b) as u16);
+                let hops = trace(&f, &r.lfts, src, dlid).unwrap();
                 assert_eq!(hops.len(), 5, "up to a root and down");
                 // Up from the leaf, up from level 1, down from the root:
                 // no two sources share a link (down from level 1 they

@@ -19,49 +19,11 @@
 use crate::config::Config;
 use crate::deadlock::vl_layers;
 use crate::error::Error;
-use crate::fabric::{Fabric, Peer, PortRef};
+use crate::fabric::{Bfs, Fabric, Lid, PortNum, PortRef, SwitchId};
 use crate::rng::Rng;
-use crate::routing::{PathSl, Routing, NO_PATH};
+use crate::routing::{Lft, PathSl, Routing, NO_PATH};
 
 pub const NAME: &str = "pssp";
-
-const UNREACHED: u32 = u32::MAX;
-
-/// Breadth-first distances (in switch hops) to `target` and the switches
-/// in the order they were reached.
-struct Bfs {
-    target: usize,
-    dist: Vec<u32>,
-    order: Vec<usize>,
-}
-
-impl Bfs {
-    fn new(switches: usize) -> Self {
-        Bfs { target: usize::MAX, dist: vec![UNREACHED; switches], order: Vec::with_capacity(switches) }
-    }
-
-    fn run(&mut self, adj: &[Vec<(u8, usize, u8)>], target: usize) {
-        if self.target == target {
-            return;
-        }
-        self.target = target;
-        self.dist.fill(UNREACHED);
-        self.order.clear();
-        self.dist[target] = 0;
-        self.order.push(target);
-        let mut head = 0;
-        while head < self.order.len() {
-            let x = self.order[head];
-            head += 1;
-            for &(_, y, _) in &adj[x] {
-                if self.dist[y] == UNREACHED {
-                    self.dist[y] = self.dist[x] + 1;
-                    self.order.push(y);
-                }
-            }
-        }
-    }
-}
 
 /// The destinations in routing order: each LID-carrying port with its
 /// LIDs, switches' own LIDs last, shuffled instead when `seed` is not 0.
@@ -75,25 +37,22 @@ impl Bfs {
 /// switches, as fat-tree routing does. Either way the order does not hinge
 /// on how the SM numbered the LIDs. (Measured with `.ci/bench-pssp`: each
 /// order is clearly better on its own kind of network.)
-fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
-    let mut ports: Vec<(usize, u64, PortRef, Vec<u16>)> = Vec::new();
-    let mut seen_behind = vec![0usize; fabric.switches().len()];
-    let mut by_lid: Vec<(PortRef, Vec<u16>)> = fabric
-        .end_ports()
-        .map(|(at, p)| (at, (0..p.lid_count()).map(|k| p.lid + k as u16).collect()))
-        .collect();
+fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<Lid>)> {
+    let mut ports: Vec<(usize, SwitchId, PortRef, Vec<Lid>)> = Vec::new();
+    let mut seen_behind = vec![0usize; fabric.switch_count()];
+    let mut by_lid: Vec<(PortRef, Vec<Lid>)> = fabric.end_ports().map(|(at, p)| (at, p.lids().collect())).collect();
     by_lid.sort_by_key(|(_, lids)| lids[0]);
     for (at, lids) in by_lid {
-        let Some(sw) = fabric.lid_switch(lids[0]).and_then(|n| fabric.switch_index(n)) else { continue };
+        let Some(sw) = fabric.lid_switch(lids[0]) else { continue };
         let rank = if fabric.node(at.node).is_switch() {
             usize::MAX
         } else {
-            seen_behind[sw] += 1;
-            seen_behind[sw]
+            seen_behind[sw.idx()] += 1;
+            seen_behind[sw.idx()]
         };
-        // Switches by GUID, not by position: the SM's node order and a net
-        // file's differ, and offline runs must reproduce the plugin's.
-        ports.push((rank, fabric.node(fabric.switches()[sw]).guid, at, lids));
+        // Switch ids are GUID order, not the SM's or a net file's node
+        // order, so offline runs reproduce the plugin's.
+        ports.push((rank, sw, at, lids));
     }
     let direct = seen_behind.iter().all(|&n| n > 0);
     if direct {
@@ -101,7 +60,7 @@ fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
     } else {
         ports.sort_by_key(|&(rank, sw, _, _)| (rank == usize::MAX, sw, rank));
     }
-    let mut ports: Vec<(PortRef, Vec<u16>)> = ports.into_iter().map(|(_, _, at, lids)| (at, lids)).collect();
+    let mut ports: Vec<(PortRef, Vec<Lid>)> = ports.into_iter().map(|(_, _, at, lids)| (at, lids)).collect();
     if seed != 0 {
         Rng::new(seed).shuffle(&mut ports);
     }
@@ -110,16 +69,16 @@ fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<u16>)> {
 
 /// Balanced minimal tables: what the P-SSSP pass computed.
 pub struct MinimalTables {
-    pub lfts: Vec<Vec<u8>>,
+    pub lfts: Vec<Lft>,
     /// Every LID, in the order the trees were built.
-    pub lid_order: Vec<u16>,
+    pub lid_order: Vec<Lid>,
     /// Most routes on one inter-switch channel.
     pub edge_forwarding_index: u64,
 }
 
 pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let opts = &config.pssp;
-    if fabric.switches().is_empty() {
+    if fabric.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
     let MinimalTables { lfts, lid_order, edge_forwarding_index } = balanced_minimal(fabric, opts.seed, NAME);
@@ -141,77 +100,71 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
 /// balanced by accumulated channel load. `seed` as `pssp.seed`; `engine`
 /// names the caller in log lines.
 pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTables {
-    // Per switch its inter-switch ports: (port, neighbour, neighbour's port).
-    let adj = fabric.switch_adjacency();
-    let switches = adj.len();
-    let (offset, channels) = fabric.switch_port_offsets();
-    // Source hosts per switch: the traffic a tree edge carries per LID.
-    let hosts: Vec<u64> = fabric
-        .switch_port_peers()
-        .iter()
-        .map(|ports| ports.iter().filter(|p| matches!(p, Some(Peer::Ca(_)))).count() as u64)
-        .collect();
-
+    let graph = fabric.graph();
+    let switches = graph.switch_count();
     let mut lfts = Routing::empty_lfts(fabric);
-    let mut load = vec![0u64; channels];
+    let mut load = vec![0u64; graph.channel_count()];
     // Channels the current port's earlier LIDs use (stamp = port number + 1).
-    let mut used_stamp = vec![0u32; channels];
+    let mut used_stamp = vec![0u32; graph.channel_count()];
     let mut bfs = Bfs::new(switches);
     let mut cost = vec![0u64; switches];
     // Next hop of every switch in the current tree: out-port and switch.
     let mut next = vec![NO_PATH; switches];
-    let mut next_switch = vec![0usize; switches];
+    let mut next_switch = vec![SwitchId::default(); switches];
     let mut acc = vec![0u64; switches];
     let order = destinations(fabric, seed);
     let mut unreachable = 0usize;
     for (k, (owner, lids)) in order.iter().enumerate() {
-        let Some(target_node) = fabric.lid_switch(lids[0]) else { continue };
-        let Some(t) = fabric.switch_index(target_node) else { continue };
+        let Some(t) = fabric.lid_switch(lids[0]) else { continue };
         let is_ca = !fabric.node(owner.node).is_switch();
         let last_port = fabric.delivery_port(*owner);
-        bfs.run(&adj, t);
+        bfs.run(graph, t);
         let stamp = k as u32 + 1;
         for &lid in lids {
             // Least (reuse, load) path from every switch, nearest first.
-            cost[t] = 0;
-            for &s in &bfs.order[1..] {
-                let d = bfs.dist[s];
-                let mut best = (u64::MAX, NO_PATH, 0);
+            cost[t.idx()] = 0;
+            for &s in &bfs.order()[1..] {
+                let d = bfs.dist(s);
+                let mut best: (u64, PortNum, SwitchId) = (u64::MAX, NO_PATH, SwitchId::default());
                 // Equal costs go to the first candidate met; starting the
-                // scan at a LID-dependent neighbour spreads the ties.
-                let (here, start) = (&adj[s], lid as usize);
-                for &(p, n, _) in here.iter().cycle().skip(start % here.len().max(1)).take(here.len()) {
-                    if bfs.dist[n] + 1 != d {
+                // scan at a LID-dependent cable spreads the ties.
+                let here = graph.cables(s);
+                let start = lid.idx() % here.len().max(1);
+                for cable in here.iter().cycle().skip(start).take(here.len()) {
+                    if bfs.dist(cable.to) + 1 != d {
                         continue;
                     }
-                    let c = offset[s] + p as usize;
+                    let c = graph.channel(s, cable.port);
                     let reuse = u64::from(used_stamp[c] == stamp) << 40;
-                    let key = cost[n] + reuse + load[c];
+                    let key = cost[cable.to.idx()] + reuse + load[c];
                     if key < best.0 {
-                        best = (key, p, n);
+                        best = (key, cable.port, cable.to);
                     }
                 }
-                (cost[s], next[s], next_switch[s]) = best;
+                (cost[s.idx()], next[s.idx()], next_switch[s.idx()]) = best;
             }
-            for s in 0..switches {
-                lfts[s][lid as usize] = if s == t {
-                    last_port
-                } else if bfs.dist[s] == UNREACHED {
-                    NO_PATH
-                } else {
-                    next[s]
-                };
+            for s in graph.ids() {
+                lfts[s].set(
+                    lid,
+                    if s == t {
+                        last_port
+                    } else if !bfs.reached(s) {
+                        NO_PATH
+                    } else {
+                        next[s.idx()]
+                    },
+                );
             }
-            unreachable += switches - bfs.order.len();
+            unreachable += switches - bfs.order().len();
             // Every host behind a tree edge sends to this LID through it.
-            for &s in &bfs.order {
-                acc[s] = if is_ca { hosts[s] } else { 0 };
+            for &s in bfs.order() {
+                acc[s.idx()] = if is_ca { u64::from(graph.hosts(s)) } else { 0 };
             }
-            for &s in bfs.order[1..].iter().rev() {
-                let c = offset[s] + next[s] as usize;
-                load[c] += acc[s];
+            for &s in bfs.order()[1..].iter().rev() {
+                let c = graph.channel(s, next[s.idx()]);
+                load[c] += acc[s.idx()];
                 used_stamp[c] = stamp;
-                acc[next_switch[s]] += acc[s];
+                acc[next_switch[s.idx()].idx()] += acc[s.idx()];
             }
         }
     }
@@ -219,6 +172,6 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
         log::warn!("{engine}: the switches are not all connected; {unreachable} (switch, LID) pairs have no route");
     }
     let edge_forwarding_index = load.iter().max().copied().unwrap_or(0);
-    let lid_order: Vec<u16> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
+    let lid_order: Vec<Lid> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
     MinimalTables { lfts, lid_order, edge_forwarding_index }
 }

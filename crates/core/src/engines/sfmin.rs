@@ -16,27 +16,22 @@
 use crate::deadlock::vl_layers::why_too_few_vls;
 use crate::engines::pssp::balanced_minimal;
 use crate::error::Error;
-use crate::fabric::{describe, Fabric, Peer};
-use crate::routing::{PathSl, Routing, Sl2Vl, NUM_SLS};
+use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchGraph, SwitchId, UNREACHABLE};
+use crate::routing::{Lft, PathSl, Routing, Sl2Vl, NUM_SLS};
 use crate::topology::slimfly::{recover_labels, SlimFlyLabels};
-use crate::topology::switch_graph::GuidOrder;
 use crate::Config;
 
 pub const NAME: &str = "sfmin";
 
 /// Two switches farthest apart and their distance in switch hops
 /// (`usize::MAX` when some pair is not connected).
-fn farthest_pair(order: &GuidOrder) -> (usize, usize, usize) {
-    let g = &order.graph;
-    let mut worst = (0, 0, 0);
-    for a in 0..g.switch_count() {
-        for b in 0..g.switch_count() {
-            let d = match g.dist(a, b) {
-                u16::MAX => usize::MAX,
-                d => d as usize,
-            };
+fn farthest_pair(g: &SwitchGraph) -> (SwitchId, SwitchId, usize) {
+    let mut worst = (SwitchId::default(), SwitchId::default(), 0);
+    for a in g.ids() {
+        for (b, &d) in g.ids().zip(g.dist_row(a)) {
+            let d = if d == UNREACHABLE { usize::MAX } else { d as usize };
             if d > worst.2 {
-                worst = (order.switch_at[a], order.switch_at[b], d);
+                worst = (a, b, d);
             }
         }
     }
@@ -44,12 +39,12 @@ fn farthest_pair(order: &GuidOrder) -> (usize, usize, usize) {
 }
 
 pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
-    if fabric.switches().is_empty() {
+    if fabric.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
-    let name = |s: usize| describe(fabric.node(fabric.switches()[s]));
-    let by_guid = GuidOrder::new(fabric);
-    let (a, b, d) = farthest_pair(&by_guid);
+    let name = |s: SwitchId| fabric.describe_switch(s);
+    let graph = fabric.graph();
+    let (a, b, d) = farthest_pair(graph);
     if d == usize::MAX {
         return Err(Error::declined(NAME, format!("{} and {} are not connected", name(a), name(b))));
     }
@@ -70,11 +65,11 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
             format!("it needs 2 VLs; {}", why_too_few_vls(NAME, fabric, 0)),
         ));
     }
-    // Labels recovered in switch GUID order, so that the SM's node order
-    // and a net file's give the same labels.
-    let lfts = match recover_labels(&by_guid.graph.neighbours).and_then(|labels| {
+    // Labels are recovered on switch ids (GUID order), so that the SM's
+    // node order and a net file's give the same labels.
+    let lfts = match recover_labels(graph).and_then(|labels| {
         let q = labels.mms.field.order();
-        label_routes(fabric, &by_guid, &labels).map(|lfts| (q, lfts))
+        label_routes(fabric, &labels).map(|lfts| (q, lfts))
     }) {
         Ok((q, lfts)) => {
             log::info!("{NAME}: Slim Fly q = {q}: MMS labels recovered; routes by their algebra");
@@ -86,12 +81,13 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         }
     };
     let mut sl2vl = Sl2Vl::new(fabric, [1; NUM_SLS]);
-    for (s, ports) in fabric.switch_port_peers().iter().enumerate() {
+    for s in graph.ids() {
+        let ports = graph.peers(s);
         let outs = ports.len() as u8;
         for (inp, peer) in ports.iter().enumerate() {
-            if !matches!(peer, Some(Peer::Switch(_))) {
+            if !matches!(peer, Some(Peer::Switch { .. })) {
                 for out in 0..outs {
-                    sl2vl.set_switch(s, inp as u8, out, [0; NUM_SLS]);
+                    sl2vl.set_switch(s, PortNum::new(inp as u8), PortNum::new(out), [0; NUM_SLS]);
                 }
             }
         }
@@ -108,39 +104,34 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
 
 /// LFTs from the MMS labels: one hop to a neighbour, else through one of
 /// the intermediates the label algebra names, picked by destination LID.
-fn label_routes(fabric: &Fabric, by_guid: &GuidOrder, labels: &SlimFlyLabels) -> Result<Vec<Vec<u8>>, String> {
-    let ports_to = fabric.ports_to_neighbours();
+fn label_routes(fabric: &Fabric, labels: &SlimFlyLabels) -> Result<Vec<Lft>, String> {
+    let graph = fabric.graph();
     let mut lfts = Routing::empty_lfts(fabric);
-    let mut by_switch: Vec<Vec<(u16, u8)>> = vec![Vec::new(); ports_to.len()];
+    let mut by_switch: Vec<Vec<(Lid, PortNum)>> = vec![Vec::new(); graph.switch_count()];
     for (lid, owner) in fabric.lids() {
-        let Some(t) = fabric.lid_switch(lid).and_then(|n| fabric.switch_index(n)) else { continue };
+        let Some(t) = fabric.lid_switch(lid) else { continue };
         by_switch[t].push((lid, fabric.delivery_port(owner)));
     }
-    for (t, lids) in by_switch.iter().enumerate() {
-        for (s, neighbours) in ports_to.iter().enumerate() {
+    for (t, lids) in graph.ids().zip(&by_switch) {
+        for s in graph.ids() {
             if s == t {
                 for &(lid, last_port) in lids {
-                    lfts[s][lid as usize] = last_port;
+                    lfts[s].set(lid, last_port);
                 }
                 continue;
             }
-            let ports = |m: usize| neighbours.get(&m).cloned().unwrap_or_default();
-            let via: Vec<Vec<u8>> = match neighbours.get(&t) {
-                None => labels
-                    .intermediates(by_guid.rank_of[s], by_guid.rank_of[t])
-                    .into_iter()
-                    .map(|rank| ports(by_guid.switch_at[rank]))
-                    .collect(),
-                Some(direct) => vec![direct.clone()],
+            let via: Vec<&[PortNum]> = match graph.bundle(s, t) {
+                [] => labels.intermediates(s.idx(), t.idx()).into_iter().map(|m| graph.bundle(s, SwitchId::new(m))).collect(),
+                direct => vec![direct],
             };
-            if via.is_empty() || via.iter().any(Vec::is_empty) {
+            if via.is_empty() || via.iter().any(|ports| ports.is_empty()) {
                 // The labels were checked against every cable, so this
                 // would be a flaw in the algebra; say so rather than guess.
-                return Err(format!("the label algebra names no route from switch #{s} to #{t}"));
+                return Err(format!("the label algebra names no route from {s} to {t}"));
             }
             for &(lid, _) in lids {
-                let ports = &via[lid as usize % via.len()];
-                lfts[s][lid as usize] = ports[lid as usize / via.len() % ports.len()];
+                let ports = via[lid.idx() % via.len()];
+                lfts[s].set(lid, ports[lid.idx() / via.len() % ports.len()]);
             }
         }
     }
@@ -172,9 +163,8 @@ mod tests {
             assert_eq!(r.vls_needed(), 2);
             assert!(report.credit_loop.is_none(), "q={q}");
             // The routes are the label algebra's.
-            let by_guid = GuidOrder::new(&f);
-            let labels = recover_labels(&by_guid.graph.neighbours).unwrap();
-            assert_eq!(r.lfts, label_routes(&f, &by_guid, &labels).unwrap(), "q={q}");
+            let labels = recover_labels(f.graph()).unwrap();
+            assert_eq!(r.lfts, label_routes(&f, &labels).unwrap(), "q={q}");
             // The same paths on one VL do have credit loops.
             let flat = Routing { sl2vl: None, ..r };
             assert!(analyze(&f, &flat).credit_loop.is_some(), "q={q}: the check must be able to fail");

@@ -2,7 +2,7 @@
 //! removed, as after failures, so engines can be judged on fabrics that no
 //! longer have their textbook shape.
 
-use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 use crate::rng::Rng;
 
 fn check_fraction(fraction: f64) -> Result<(), String> {
@@ -22,9 +22,10 @@ pub fn drop_links(b: &mut FabricBuilder, fraction: f64, seed: u64) -> Result<usi
     check_fraction(fraction)?;
     let mut cables: Vec<PortRef> = Vec::new();
     for (id, node) in b.nodes().iter().enumerate() {
+        let id = NodeId::new(id);
         for (port, remote) in node.links() {
             let both_switches = node.is_switch() && b.node(remote.node).is_switch();
-            if port != 0 && both_switches && PortRef::new(id, port) < remote {
+            if !port.is_management() && both_switches && PortRef::new(id, port) < remote {
                 cables.push(PortRef::new(id, port));
             }
         }
@@ -42,7 +43,7 @@ pub fn drop_links(b: &mut FabricBuilder, fraction: f64, seed: u64) -> Result<usi
 /// hosts attached to them (a host without its switch is not in the fabric).
 pub fn drop_switches(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(FabricBuilder, usize), String> {
     check_fraction(fraction)?;
-    let mut switches: Vec<usize> = (0..b.node_count()).filter(|&i| b.node(i).is_switch()).collect();
+    let mut switches: Vec<NodeId> = NodeId::range(b.node_count()).filter(|&i| b.node(i).is_switch()).collect();
     let mut rng = Rng::new(seed);
     rng.shuffle(&mut switches);
     let n = how_many(switches.len(), fraction);
@@ -50,19 +51,19 @@ pub fn drop_switches(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(Fab
     for &s in &switches[..n] {
         gone[s] = true;
     }
-    for (id, node) in b.nodes().iter().enumerate() {
+    for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {
         if node.kind == NodeKind::Ca && node.links().all(|(_, r)| gone[r.node]) && node.links().next().is_some() {
             gone[id] = true;
         }
     }
-    let mut new_id = vec![usize::MAX; b.node_count()];
+    let mut new_id = vec![NodeId::default(); b.node_count()];
     let mut out = FabricBuilder::new();
-    for (id, node) in b.nodes().iter().enumerate() {
+    for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {
         if !gone[id] {
             new_id[id] = out.add_node(node.kind, node.guid, node.desc.clone(), (node.port_slots() - 1) as u8);
         }
     }
-    for (id, node) in b.nodes().iter().enumerate() {
+    for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {
         for (port, r) in node.links() {
             if !gone[id] && !gone[r.node] && PortRef::new(id, port) < r {
                 let (x, y) = (PortRef::new(new_id[id], port), PortRef::new(new_id[r.node], r.port));
@@ -75,7 +76,7 @@ pub fn drop_switches(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(Fab
 
 /// Whether every switch can reach every other over inter-switch cables.
 pub fn switches_connected(b: &FabricBuilder) -> bool {
-    let switches: Vec<usize> = (0..b.node_count()).filter(|&i| b.node(i).is_switch()).collect();
+    let switches: Vec<NodeId> = NodeId::range(b.node_count()).filter(|&i| b.node(i).is_switch()).collect();
     let Some(&start) = switches.first() else { return true };
     let mut seen = vec![false; b.node_count()];
     seen[start] = true;
@@ -100,7 +101,7 @@ mod tests {
         b.nodes()
             .iter()
             .filter(|n| n.is_switch())
-            .map(|n| n.links().filter(|(p, r)| *p > 0 && b.node(r.node).is_switch()).count())
+            .map(|n| n.links().filter(|(p, r)| !p.is_management() && b.node(r.node).is_switch()).count())
             .sum::<usize>()
             / 2
     }

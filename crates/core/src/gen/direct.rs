@@ -6,7 +6,7 @@
 //! they were listed, so a generator's listing order fixes the (unshuffled)
 //! port numbering and stays deterministic.
 
-use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 
 /// GUID bases shared with the Dragonfly generator (ibsim renumbers anyway;
 /// these only matter for offline runs).
@@ -16,12 +16,12 @@ pub const CA_GUID_BASE: u64 = 0x0100_0000;
 /// Switches (by name) with `hosts` endpoints each, joined by `cables`
 /// (switch index pairs; a pair listed twice is two parallel cables).
 #[derive(Clone, Debug, Default)]
-pub struct SwitchGraph {
+pub struct CablePlan {
     pub names: Vec<String>,
     pub cables: Vec<(usize, usize)>,
 }
 
-impl SwitchGraph {
+impl CablePlan {
     pub fn add_switch(&mut self, name: String) -> usize {
         self.names.push(name);
         self.names.len() - 1
@@ -56,21 +56,24 @@ impl SwitchGraph {
             return Err(format!("switch radix {max} (hosts + inter-switch cables) is above InfiniBand's 254 ports"));
         }
         let mut b = FabricBuilder::new();
-        for (i, name) in self.names.iter().enumerate() {
-            b.add_node(NodeKind::Switch, SWITCH_GUID_BASE + i as u64, name.clone(), (hosts + degrees[i]) as u8);
-        }
+        let ids: Vec<NodeId> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| b.add_node(NodeKind::Switch, SWITCH_GUID_BASE + i as u64, name.clone(), (hosts + degrees[i]) as u8))
+            .collect();
         let mut next_port: Vec<usize> = vec![hosts + 1; self.names.len()];
         for &(x, y) in &self.cables {
             let (px, py) = (next_port[x], next_port[y]);
             next_port[x] += 1;
             next_port[y] += 1;
-            b.connect(PortRef::new(x, px as u8), PortRef::new(y, py as u8)).map_err(|e| e.to_string())?;
+            b.connect(PortRef::new(ids[x], px as u8), PortRef::new(ids[y], py as u8)).map_err(|e| e.to_string())?;
         }
         for (i, name) in self.names.iter().enumerate() {
             for k in 0..hosts {
                 let n = (i * hosts + k) as u64;
                 let host = b.add_node(NodeKind::Ca, CA_GUID_BASE + 2 * n, format!("{name}-h{k}"), 1);
-                b.connect(PortRef::new(host, 1), PortRef::new(i, (k + 1) as u8)).map_err(|e| e.to_string())?;
+                b.connect(PortRef::new(host, 1), PortRef::new(ids[i], (k + 1) as u8)).map_err(|e| e.to_string())?;
             }
         }
         Ok(b)
@@ -118,24 +121,12 @@ pub(crate) mod tests {
     /// Largest shortest-path distance between switches (usize::MAX when
     /// disconnected).
     pub fn diameter(f: &Fabric) -> usize {
-        let adj = f.switch_adjacency();
-        (0..adj.len())
-            .map(|s| {
-                let mut dist = vec![usize::MAX; adj.len()];
-                dist[s] = 0;
-                let mut queue = std::collections::VecDeque::from([s]);
-                while let Some(x) = queue.pop_front() {
-                    for &(_, y, _) in &adj[x] {
-                        if dist[y] == usize::MAX {
-                            dist[y] = dist[x] + 1;
-                            queue.push_back(y);
-                        }
-                    }
-                }
-                dist.into_iter().max().unwrap_or(0)
-            })
-            .max()
-            .unwrap_or(0)
+        let g = f.graph();
+        if g.is_connected() {
+            g.diameter() as usize
+        } else {
+            usize::MAX
+        }
     }
 
     #[test]
@@ -149,16 +140,16 @@ pub(crate) mod tests {
 
     #[test]
     fn ports_hosts_first_then_cables_in_order() {
-        let mut g = SwitchGraph::default();
+        let mut g = CablePlan::default();
         let (a, b) = (g.add_switch("a".into()), g.add_switch("b".into()));
         g.cable(a, b, 2);
         let f = fabric(g.build(3).unwrap());
         let sw = f.node(f.switches()[0]);
         assert_eq!(sw.port_slots(), 6);
-        let peers: Vec<u8> = sw.links().filter(|(p, _)| *p > 3).map(|(p, _)| p).collect();
+        let peers: Vec<u8> = sw.links().map(|(p, _)| p.raw()).filter(|&p| p > 3).collect();
         assert_eq!(peers, vec![4, 5]);
         assert_eq!(f.cas().count(), 6);
-        let mut big = SwitchGraph::default();
+        let mut big = CablePlan::default();
         let (x, y) = (big.add_switch("x".into()), big.add_switch("y".into()));
         big.cable(x, y, 250);
         assert!(big.build(5).unwrap_err().contains("254"));

@@ -6,7 +6,7 @@
 //!
 //! Switch ports: 1..=p hosts, then a-1 local ports, then h global ports.
 
-use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 
 /// How global cables are laid out: which group a group's k-th global port
 /// (switch k / h, its (k mod h)-th global port) leads to.
@@ -52,16 +52,16 @@ pub fn dragonfly(params: &Params) -> Result<FabricBuilder, String> {
         return Err(format!("switch radix {radix} is above InfiniBand's 254 ports"));
     }
     let mut b = FabricBuilder::new();
-    let switch = |g: usize, i: usize| g * a + i;
+    let switch = |g: usize, i: usize| NodeId::new(g * a + i);
     for g in 0..groups {
         for i in 0..a {
-            b.add_node(NodeKind::Switch, 0x0200_0000 + switch(g, i) as u64, format!("df-g{g}-s{i}"), radix as u8);
+            b.add_node(NodeKind::Switch, 0x0200_0000 + switch(g, i).idx() as u64, format!("df-g{g}-s{i}"), radix as u8);
         }
     }
     for g in 0..groups {
         for i in 0..a {
             for k in 0..p {
-                let n = (switch(g, i) * p + k) as u64;
+                let n = (switch(g, i).idx() * p + k) as u64;
                 let host = b.add_node(NodeKind::Ca, 0x0100_0000 + 2 * n, format!("df-g{g}-s{i}-h{k}"), 1);
                 b.connect(PortRef::new(host, 1), PortRef::new(switch(g, i), (k + 1) as u8)).map_err(|e| e.to_string())?;
             }
@@ -84,7 +84,7 @@ pub fn dragonfly(params: &Params) -> Result<FabricBuilder, String> {
         for m in 0..span {
             inverse[offset(m)] = m;
         }
-        let global_port = |k: usize| PortRef::new(0, (p + a - 1 + k % h + 1) as u8);
+        let global_port = |k: usize| PortRef::new(NodeId::default(), (p + a - 1 + k % h + 1) as u8);
         for g in 0..groups {
             for k in 0..a * h {
                 let (copy, m) = (k / span, k % span);
@@ -125,8 +125,9 @@ mod tests {
                 assert_eq!(diameter(&f), 3, "a={a} h={h}");
                 // Exactly one global cable per pair of groups.
                 let mut pairs = std::collections::HashMap::new();
-                for (si, links) in f.switch_adjacency().iter().enumerate() {
-                    for &(_, t, _) in links {
+                for s in f.switch_ids() {
+                    for c in f.graph().cables(s) {
+                        let (si, t) = (s.idx(), c.to.idx());
                         if si / a != t / a {
                             *pairs.entry((si / a, t / a)).or_insert(0) += 1;
                         }
@@ -142,8 +143,9 @@ mod tests {
     fn fewer_groups_get_parallel_global_cables() {
         let f = build(&Params { groups: 5, ..Params::new(4, 2, 1) });
         let mut pairs = std::collections::HashMap::new();
-        for (si, links) in f.switch_adjacency().iter().enumerate() {
-            for &(_, t, _) in links {
+        for s in f.switch_ids() {
+            for c in f.graph().cables(s) {
+                let (si, t) = (s.idx(), c.to.idx());
                 if si / 4 != t / 4 {
                     *pairs.entry((si / 4, t / 4)).or_insert(0) += 1;
                 }

@@ -11,7 +11,7 @@
 //! be read off the cabling; `--shuffle-ports` removes that on purpose.
 
 use super::direct::{CA_GUID_BASE, SWITCH_GUID_BASE};
-use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 
 pub fn fattree(m: usize, n: usize) -> Result<FabricBuilder, String> {
     if m < 2 || !m.is_power_of_two() {
@@ -32,7 +32,7 @@ pub fn fattree(m: usize, n: usize) -> Result<FabricBuilder, String> {
         (0..count).map(|i| super::direct::coordinates(i, &radices)).collect()
     };
     let mut b = FabricBuilder::new();
-    let mut ids: Vec<std::collections::HashMap<Vec<usize>, usize>> = Vec::new();
+    let mut ids: Vec<std::collections::HashMap<Vec<usize>, NodeId>> = Vec::new();
     for l in 0..n {
         let mut level = std::collections::HashMap::new();
         for w in labels_at(l) {
@@ -96,7 +96,7 @@ mod tests {
                 let node = f.node(s);
                 // Roots use all m ports downwards; every other switch all
                 // m ports too (m/2 down, m/2 up).
-                assert_eq!(node.links().filter(|(p, _)| *p > 0).count(), m, "m={m} n={n} {}", node.desc);
+                assert_eq!(node.links().filter(|(p, _)| !p.is_management()).count(), m, "m={m} n={n} {}", node.desc);
             }
             assert_eq!(diameter(&f), 2 * (n - 1), "m={m} n={n}");
         }
@@ -107,7 +107,7 @@ mod tests {
         // ⟨01,0⟩ port 1 (IB port 2) reaches ⟨10,1⟩ port 3 (IB port 4), and
         // ⟨20,2⟩ port 1 (IB port 2) holds P(201).
         let b = fattree(4, 3).unwrap();
-        let find = |name: &str| b.nodes().iter().position(|n| n.desc == name).unwrap();
+        let find = |name: &str| crate::fabric::NodeId::new(b.nodes().iter().position(|n| n.desc == name).unwrap());
         let (root, mid, leaf, host) = (find("ft-l0-01"), find("ft-l1-10"), find("ft-l2-20"), find("ft-p201"));
         assert_eq!(b.node(root).port(2).unwrap().remote, Some(PortRef::new(mid, 4)));
         assert_eq!(b.node(leaf).port(2).unwrap().remote, Some(PortRef::new(host, 1)));

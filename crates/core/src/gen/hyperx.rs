@@ -3,7 +3,7 @@
 //! differ in exactly one coordinate i joined by L_i parallel cables (each
 //! dimension a full graph). A hypercube is the case K_i = 2.
 
-use super::direct::{coordinates, grid_name, index_of, SwitchGraph};
+use super::direct::{coordinates, grid_name, index_of, CablePlan};
 use crate::fabric::FabricBuilder;
 
 /// Checks grid dimensions and link widths: same length, sizes ≥ 1, widths ≥ 1.
@@ -28,7 +28,7 @@ pub fn check_grid(dims: &[usize], widths: &[usize]) -> Result<(), String> {
 pub fn hyperx(dims: &[usize], widths: &[usize], p: usize) -> Result<FabricBuilder, String> {
     check_grid(dims, widths)?;
     let count: usize = dims.iter().product();
-    let mut g = SwitchGraph::default();
+    let mut g = CablePlan::default();
     for s in 0..count {
         g.add_switch(grid_name("hx", &coordinates(s, dims)));
     }

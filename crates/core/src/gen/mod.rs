@@ -12,7 +12,7 @@ pub mod random_regular;
 pub mod slimfly;
 pub mod torus;
 
-use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 use crate::rng::Rng;
 
 /// Renumbers the ports of every switch with a seeded random permutation,
@@ -35,9 +35,9 @@ pub fn shuffle_ports(b: &FabricBuilder, seed: u64) -> FabricBuilder {
     for n in b.nodes() {
         out.add_node(n.kind, n.guid, n.desc.clone(), (n.port_slots() - 1) as u8);
     }
-    for (id, n) in b.nodes().iter().enumerate() {
+    for (id, n) in NodeId::range(b.node_count()).zip(b.nodes()) {
         for (port, r) in n.links() {
-            let (a, z) = (PortRef::new(id, perms[id][port as usize]), PortRef::new(r.node, perms[r.node][r.port as usize]));
+            let (a, z) = (PortRef::new(id, perms[id][port.idx()]), PortRef::new(r.node, perms[r.node][r.port.idx()]));
             if a < z {
                 // Both ends are fresh ports of a fresh builder: cannot clash.
                 let _ = out.connect(a, z);

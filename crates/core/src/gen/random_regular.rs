@@ -4,7 +4,7 @@
 //! cables, restarted until the switches are connected.
 
 use super::degrade::switches_connected;
-use super::direct::SwitchGraph;
+use super::direct::CablePlan;
 use crate::fabric::FabricBuilder;
 use crate::rng::Rng;
 
@@ -18,7 +18,7 @@ pub fn random_regular(switches: usize, degree: usize, p: usize, seed: u64) -> Re
     let mut rng = Rng::new(seed);
     for _attempt in 0..10_000 {
         if let Some(cables) = try_pairing(switches, degree, &mut rng) {
-            let mut g = SwitchGraph::default();
+            let mut g = CablePlan::default();
             for s in 0..switches {
                 g.add_switch(format!("rr-{s}"));
             }
@@ -67,7 +67,7 @@ mod tests {
         let f = fabric(random_regular(32, 5, 2, 4).unwrap());
         for &s in f.switches() {
             let node = f.node(s);
-            let peers: Vec<usize> = node.links().filter(|(p, r)| *p > 2 && f.node(r.node).is_switch()).map(|(_, r)| r.node).collect();
+            let peers: Vec<_> = node.links().filter(|(p, r)| p.raw() > 2 && f.node(r.node).is_switch()).map(|(_, r)| r.node).collect();
             assert_eq!(peers.len(), 5);
             let mut unique = peers.clone();
             unique.sort();

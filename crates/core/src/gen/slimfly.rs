@@ -12,7 +12,7 @@
 //! δ = −1: X = {ξ^0, ξ^2, …, ξ^(2w−2)} ∪ {ξ^(2w−1), ξ^(2w+1), …, ξ^(4w−3)},
 //! X' = {ξ^1, ξ^3, …, ξ^(2w−1)} ∪ {ξ^(2w), ξ^(2w+2), …, ξ^(4w−2)}.
 
-use super::direct::SwitchGraph;
+use super::direct::CablePlan;
 use super::galois::Field;
 use crate::fabric::FabricBuilder;
 
@@ -84,7 +84,7 @@ impl Mms {
 /// Slim Fly MMS graph over GF(q) with `p` hosts per switch.
 pub fn slimfly(q: usize, p: usize) -> Result<FabricBuilder, String> {
     let mms = Mms::new(q)?;
-    let mut g = SwitchGraph::default();
+    let mut g = CablePlan::default();
     for &(t, a, b) in &mms.labels {
         g.add_switch(format!("sf-{t}-{a}-{b}"));
     }
@@ -157,12 +157,12 @@ mod tests {
         assert_eq!(f.cas().count(), 200);
         // Girth 5: no two switches share more than one neighbour, and
         // neighbours share none.
-        let adj = f.switch_adjacency();
-        for (a, links) in adj.iter().enumerate() {
-            let na: Vec<usize> = links.iter().map(|x| x.1).collect();
-            assert_eq!(na.len(), 7);
-            for (b, other) in adj.iter().enumerate().skip(a + 1) {
-                let common = other.iter().filter(|x| na.contains(&x.1)).count();
+        let g = f.graph();
+        for a in g.ids() {
+            let na = g.neighbours(a);
+            assert_eq!(g.cables(a).len(), 7);
+            for b in g.ids().skip(a.idx() + 1) {
+                let common = g.neighbours(b).iter().filter(|x| na.contains(x)).count();
                 assert!(common <= 1, "{a} {b}");
             }
         }

@@ -3,14 +3,14 @@
 //! L_i parallel cables. A dimension of size 2 has one neighbour (L_i cables),
 //! a dimension of size 1 none.
 
-use super::direct::{coordinates, grid_name, index_of, SwitchGraph};
+use super::direct::{coordinates, grid_name, index_of, CablePlan};
 use super::hyperx::check_grid;
 use crate::fabric::FabricBuilder;
 
 pub fn torus(dims: &[usize], widths: &[usize], p: usize) -> Result<FabricBuilder, String> {
     check_grid(dims, widths)?;
     let count: usize = dims.iter().product();
-    let mut g = SwitchGraph::default();
+    let mut g = CablePlan::default();
     for s in 0..count {
         g.add_switch(grid_name("tor", &coordinates(s, dims)));
     }

@@ -146,7 +146,7 @@ impl Guid2Lid {
             }
             // end_ports() only names existing ports, so this cannot fail.
             if let Ok(port) = fabric.port_mut(at) {
-                port.lid = range.base;
+                port.lid = crate::fabric::Lid::from_raw(range.base);
                 port.lmc = range.lmc;
             }
         }
@@ -167,6 +167,10 @@ fn number(w: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn n(i: usize) -> crate::fabric::NodeId {
+        crate::fabric::NodeId::new(i)
+    }
     use crate::fabric::PortRef;
 
     /// OpenSM 3.3.23's guid2lid after one sweep of `NET` under ibsim with
@@ -213,10 +217,10 @@ mod tests {
         Guid2Lid::read(CACHE).unwrap().apply(&mut b).unwrap();
         let f = b.build().unwrap();
         assert_eq!(f.lmc(), 1);
-        let h0_port2 = f.node(0).port(2).unwrap();
-        assert_eq!((h0_port2.lid, h0_port2.lmc), (6, 1));
-        assert_eq!(f.node(4).port(0).unwrap().lid, 5, "switch s1");
-        assert_eq!(f.lid_owner(9), Some(PortRef::new(1, 1)), "h1, second LID");
+        let h0_port2 = f.node(n(0)).port(2).unwrap();
+        assert_eq!((h0_port2.lid.raw(), h0_port2.lmc), (6, 1));
+        assert_eq!(f.node(n(4)).port(0).unwrap().lid, 5, "switch s1");
+        assert_eq!(f.lid_owner(crate::fabric::Lid::from_raw(9)), Some(PortRef::new(n(1), 1)), "h1, second LID");
     }
 
     #[test]

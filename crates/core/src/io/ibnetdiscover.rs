@@ -26,7 +26,7 @@
 
 use std::collections::HashMap;
 
-use crate::fabric::{FabricBuilder, FabricError, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, FabricError, Lid, NodeId, NodeKind, PortRef};
 
 /// What is wrong with ibnetdiscover output, with the line it was found on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,7 +46,7 @@ impl std::error::Error for IbnetdiscoverError {}
 /// A cable as one end lists it, connected once every node is known.
 struct Cable {
     line: usize,
-    node: usize,
+    node: NodeId,
     port: u8,
     peer: String,
     peer_port: u8,
@@ -58,9 +58,9 @@ struct Cable {
 /// which is what OpenSM's `lmc` option gives them.
 pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
     let mut b = FabricBuilder::new();
-    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut ids: HashMap<String, NodeId> = HashMap::new();
     let mut cables: Vec<Cable> = Vec::new();
-    let mut current: Option<usize> = None;
+    let mut current: Option<NodeId> = None;
     // `switchguid=0xNODE(PORT)` precedes its switch's header.
     let mut switch_port_guid: Option<u64> = None;
     let mut subnet_lmc = 0u8;
@@ -102,7 +102,7 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
             }
             if let Some((lid, lmc)) = lid {
                 if !b.node(node).is_switch() {
-                    b.set_lid(PortRef::new(node, port.port), lid, lmc)
+                    b.set_lid(PortRef::new(node, port.port), Lid::from_raw(lid), lmc)
                         .map_err(|e| err(e.to_string()))?;
                     subnet_lmc = subnet_lmc.max(lmc);
                 }
@@ -130,7 +130,7 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
                 b.port_mut(at).map_err(|e| err(e.to_string()))?.guid = guid;
             }
             if let Some((lid, lmc)) = header.lid {
-                b.set_lid(at, lid, lmc).map_err(|e| err(e.to_string()))?;
+                b.set_lid(at, Lid::from_raw(lid), lmc).map_err(|e| err(e.to_string()))?;
             }
         }
         switch_port_guid = None;
@@ -348,6 +348,10 @@ fn skip_ext(s: &str) -> &str {
 mod tests {
     use super::*;
 
+    fn n(i: usize) -> crate::fabric::NodeId {
+        crate::fabric::NodeId::new(i)
+    }
+
     /// `ibnetdiscover` under ibsim on `NET` after OpenSM (3.3.23, `lmc 1`)
     /// brought the subnet up. h0 has two ports, so ibsim numbers h1 from
     /// 0x100003.
@@ -404,8 +408,8 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"
                        Hca 1 \"h2\"\n[1] \"s1\"[2]\n\nSwitch 8 \"s0\"\n[1] \"h0\"[1]\n[2] \"h1\"[1]\n[5] \"s1\"[5]\n\
                        [6] \"s1\"[6]\n\nSwitch 8 \"s1\"\n[1] \"h0\"[2]\n[2] \"h2\"[1]\n[5] \"s0\"[5]\n[6] \"s0\"[6]\n";
 
-    fn by_desc(b: &FabricBuilder, desc: &str) -> usize {
-        b.nodes().iter().position(|n| n.desc == desc).unwrap()
+    fn by_desc(b: &FabricBuilder, desc: &str) -> NodeId {
+        NodeId::new(b.nodes().iter().position(|n| n.desc == desc).unwrap())
     }
 
     /// Cables by node description and port number, each cable once.
@@ -414,7 +418,7 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"
             .nodes()
             .iter()
             .flat_map(|n| n.links().map(move |(p, r)| (n.desc.clone(), p, r)))
-            .map(|(d, p, r)| (d, p, b.node(r.node).desc.clone(), r.port))
+            .map(|(d, p, r)| (d, p.raw(), b.node(r.node).desc.clone(), r.port.raw()))
             .filter(|(a, p, z, q)| (a, p) < (z, q))
             .collect();
         c.sort();
@@ -434,12 +438,12 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"
         assert_eq!(b.node(h1).guid, 0x10_0003);
         assert_eq!(b.node(h1).port(1).unwrap().guid, 0x10_0004);
         let p = b.node(h0).port(2).unwrap();
-        assert_eq!((p.guid, p.lid, p.lmc), (0x10_0002, 6, 1));
+        assert_eq!((p.guid, p.lid.raw(), p.lmc), (0x10_0002, 6, 1));
         assert_eq!(p.remote, Some(PortRef::new(by_desc(&b, "s1"), 1)));
         let f = b.build().unwrap();
         assert_eq!(f.lmc(), 1);
         assert_eq!(f.max_lid(), 11);
-        assert_eq!(f.lid_owner(7), Some(PortRef::new(h0, 2)));
+        assert_eq!(f.lid_owner(Lid::from_raw(7)), Some(PortRef::new(h0, 2)));
     }
 
     #[test]
@@ -457,10 +461,10 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"
                     Ca\t1 \"H-0000000000000020\"\t\t# \"h\"\n\
                     [1](21) \t\"S-0000000000000010\"[1][ext 3]\t\t# lid 8 lmc 0 \"sw\" lid 7 4xQDR\n";
         let b = read(text).unwrap();
-        assert_eq!(b.node(0).desc, "sw \"a\"");
-        assert_eq!(b.node(0).port(0).unwrap().lid, 7);
-        assert_eq!(b.node(1).port(1).unwrap().lid, 8);
-        assert_eq!(b.node(1).port(1).unwrap().remote, Some(PortRef::new(0, 1)));
+        assert_eq!(b.node(n(0)).desc, "sw \"a\"");
+        assert_eq!(b.node(n(0)).port(0).unwrap().lid, 7);
+        assert_eq!(b.node(n(1)).port(1).unwrap().lid, 8);
+        assert_eq!(b.node(n(1)).port(1).unwrap().remote, Some(PortRef::new(n(0), 1)));
     }
 
     #[test]

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use crate::fabric::{FabricBuilder, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 
 /// Writes the nodes and cables of `fabric` (LIDs are not part of the
 /// format). CAs come first so that ibsim attaches the SM to a host.
@@ -28,13 +28,14 @@ pub fn write(fabric: &FabricBuilder) -> String {
         .iter()
         .enumerate()
         .filter(|(_, n)| n.kind == NodeKind::Ca)
-        .chain(nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Switch));
+        .chain(nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Switch))
+        .map(|(id, n)| (NodeId::new(id), n));
     let mut out = String::new();
     for (id, node) in order {
         let kind = if node.kind == NodeKind::Switch { "Switch" } else { "Hca" };
         let _ = writeln!(out, "{kind} {} \"{}\"", node.port_slots() - 1, names[id]);
         for (port, remote) in node.links() {
-            if port != 0 {
+            if !port.is_management() {
                 let _ = writeln!(out, "[{port}] \"{}\"[{}]", names[remote.node], remote.port);
             }
         }
@@ -74,11 +75,11 @@ impl std::error::Error for NetFileError {}
 /// single-port HCAs), so offline runs name nodes as a simulation does.
 pub fn read(text: &str) -> Result<FabricBuilder, NetFileError> {
     let mut b = FabricBuilder::new();
-    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut ids: HashMap<String, NodeId> = HashMap::new();
     // Cables as written: (line, node, port, peer name, peer port).
-    let mut cables: Vec<(usize, usize, u8, String, u8)> = Vec::new();
+    let mut cables: Vec<(usize, NodeId, u8, String, u8)> = Vec::new();
     let (mut switches, mut next_hca_guid) = (0u64, 0x10_0000u64);
-    let mut current: Option<usize> = None;
+    let mut current: Option<NodeId> = None;
     for (i, raw) in text.lines().enumerate() {
         let line_no = i + 1;
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -143,19 +144,23 @@ fn quoted(s: &str) -> Option<(String, &str)> {
 mod tests {
     use super::*;
 
+    fn n(i: usize) -> crate::fabric::NodeId {
+        crate::fabric::NodeId::new(i)
+    }
+
     #[test]
     fn reads_the_ibsim_example_format() {
         let text = "# comment\nSwitch\t8 \"Switch1\"\n[1]\t\"Hca1\"[1]\n[3]\t\"Switch2\"[3]\n\n\
                     Switch 8 \"Switch2\"\n[3]\t\"Switch1\"[3]\n\nHca\t2 \"Hca1\"\n[1]\t\"Switch1\"[1]\n";
         let b = read(text).unwrap();
         assert_eq!(b.node_count(), 3);
-        assert_eq!(b.node(0).port(3).unwrap().remote, Some(PortRef::new(1, 3)));
-        assert_eq!(b.node(2).guid, 0x10_0000);
+        assert_eq!(b.node(n(0)).port(3).unwrap().remote, Some(PortRef::new(n(1), 3)));
+        assert_eq!(b.node(n(2)).guid, 0x10_0000);
         // ibsim numbers an HCA's ports after its node GUID, so a 2-port HCA
         // moves the next one on by 3 (checked against ibsim's guid2lid).
         let two = read("Hca 2 \"a\"\n\nHca 1 \"b\"\n").unwrap();
-        assert_eq!((two.node(0).guid, two.node(1).guid), (0x10_0000, 0x10_0003));
-        assert_eq!(b.node(1).guid, 0x20_0001);
+        assert_eq!((two.node(n(0)).guid, two.node(n(1)).guid), (0x10_0000, 0x10_0003));
+        assert_eq!(b.node(n(1)).guid, 0x20_0001);
     }
 
     #[test]
@@ -168,7 +173,7 @@ mod tests {
                 .nodes()
                 .iter()
                 .flat_map(|n| n.links().map(move |(p, r)| (n.desc.clone(), p, r)))
-                .map(|(d, p, r)| (d, p, b.node(r.node).desc.clone(), r.port))
+                .map(|(d, p, r)| (d, p.raw(), b.node(r.node).desc.clone(), r.port.raw()))
                 .collect();
             c.sort();
             c

@@ -10,46 +10,32 @@
 //! every pair of groups is joined by at least one global link. Nothing here
 //! looks at GUIDs, names or port numbers.
 
-/// Switch-to-switch adjacency: per switch index, (port, neighbour, neighbour port).
-pub type Adjacency = [Vec<(u8, usize, u8)>];
+use crate::fabric::{SwitchGraph, SwitchId};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Groups {
-    /// Group number of each switch index.
+    /// Group number of each switch.
     pub of_switch: Vec<usize>,
-    /// Switch indices of each group, ascending.
-    pub members: Vec<Vec<usize>>,
+    /// Switches of each group, ascending.
+    pub members: Vec<Vec<SwitchId>>,
 }
 
 /// Why a switch graph is not a Dragonfly with fully connected groups and
-/// fully connected groups-of-groups. Switches are named by switch index;
-/// the caller turns them into GUIDs and names.
+/// fully connected groups-of-groups. The caller names the switches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NotADragonfly {
     Empty,
     /// `switch` finds group `its_group`, but `member` (in it) finds `member_group`.
-    Inconsistent { switch: usize, its_group: Vec<usize>, member: usize, member_group: Vec<usize> },
+    Inconsistent { switch: SwitchId, its_group: Vec<SwitchId>, member: SwitchId, member_group: Vec<SwitchId> },
     /// A group's size differs from the most common size.
-    GroupSize { switch: usize, size: usize, expected: usize },
+    GroupSize { switch: SwitchId, size: usize, expected: usize },
     /// The groups of switches `a` and `b` have no global link between them.
-    NotFullyConnected { a: usize, b: usize },
+    NotFullyConnected { a: SwitchId, b: SwitchId },
     /// Switches `a` and `b` are in one group but not cabled to each other.
-    LocalLinkMissing { a: usize, b: usize },
+    LocalLinkMissing { a: SwitchId, b: SwitchId },
 }
 
-fn sorted_neighbours(adj: &Adjacency) -> Vec<Vec<usize>> {
-    adj.iter()
-        .enumerate()
-        .map(|(s, links)| {
-            let mut n: Vec<usize> = links.iter().map(|l| l.1).filter(|&t| t != s).collect();
-            n.sort_unstable();
-            n.dedup();
-            n
-        })
-        .collect()
-}
-
-fn common_count(a: &[usize], b: &[usize]) -> usize {
+fn common_count(a: &[SwitchId], b: &[SwitchId]) -> usize {
     let (mut i, mut j, mut c) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -66,14 +52,14 @@ fn common_count(a: &[usize], b: &[usize]) -> usize {
 }
 
 /// The clique grown from `s`, neighbours taken in order of shared
-/// neighbourhood (most first, then by index for determinism).
-fn closed_neighbourhood_clique(s: usize, nbrs: &[Vec<usize>]) -> Vec<usize> {
-    let mut candidates: Vec<(usize, usize)> =
-        nbrs[s].iter().map(|&u| (common_count(&nbrs[s], &nbrs[u]), u)).collect();
+/// neighbourhood (most first, then by switch id for determinism).
+fn closed_neighbourhood_clique(s: SwitchId, graph: &SwitchGraph) -> Vec<SwitchId> {
+    let nbrs = |x: SwitchId| graph.neighbours(x);
+    let mut candidates: Vec<(usize, SwitchId)> = nbrs(s).iter().map(|&u| (common_count(nbrs(s), nbrs(u)), u)).collect();
     candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut clique = vec![s];
     for (_, u) in candidates {
-        if clique.iter().all(|&m| m == s || nbrs[u].binary_search(&m).is_ok()) {
+        if clique.iter().all(|&m| m == s || nbrs(u).binary_search(&m).is_ok()) {
             clique.push(u);
         }
     }
@@ -81,18 +67,17 @@ fn closed_neighbourhood_clique(s: usize, nbrs: &[Vec<usize>]) -> Vec<usize> {
     clique
 }
 
-pub fn discover_groups(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
-    let n = adj.len();
+pub fn discover_groups(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
+    let n = graph.switch_count();
     if n == 0 {
         return Err(NotADragonfly::Empty);
     }
-    let nbrs = sorted_neighbours(adj);
-    let cliques: Vec<Vec<usize>> = (0..n).map(|s| closed_neighbourhood_clique(s, &nbrs)).collect();
+    let cliques: Vec<Vec<SwitchId>> = graph.ids().map(|s| closed_neighbourhood_clique(s, graph)).collect();
 
     let mut of_switch = vec![usize::MAX; n];
-    let mut members: Vec<Vec<usize>> = Vec::new();
-    for s in 0..n {
-        if of_switch[s] != usize::MAX {
+    let mut members: Vec<Vec<SwitchId>> = Vec::new();
+    for s in graph.ids() {
+        if of_switch[s.idx()] != usize::MAX {
             continue;
         }
         let group = &cliques[s];
@@ -105,7 +90,7 @@ pub fn discover_groups(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
                     member_group: cliques[m].clone(),
                 });
             }
-            of_switch[m] = members.len();
+            of_switch[m.idx()] = members.len();
         }
         members.push(group.clone());
     }
@@ -118,43 +103,41 @@ pub fn discover_groups(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
         return Err(NotADragonfly::GroupSize { switch: bad[0], size: bad.len(), expected });
     }
 
-    all_pairs_joined(adj, &of_switch, &members)?;
+    all_pairs_joined(graph, &of_switch, &members)?;
     Ok(Groups { of_switch, members })
 }
 
 /// Groups by link equivalence (`topology::mapping`), which tolerates
 /// groups of different sizes (switches lost); accepted when every group is
 /// fully connected inside and every pair of groups is joined.
-pub fn groups_by_mapping(adj: &Adjacency) -> Result<Groups, NotADragonfly> {
-    if adj.is_empty() {
+pub fn groups_by_mapping(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
+    if graph.switch_count() == 0 {
         return Err(NotADragonfly::Empty);
     }
-    let neighbours: Vec<Vec<usize>> = adj.iter().map(|l| l.iter().map(|&(_, t, _)| t).collect()).collect();
-    let of_switch = super::mapping::map_dragonfly_groups(&neighbours);
+    let of_switch = super::mapping::map_dragonfly_groups(graph);
     let g = of_switch.iter().max().map_or(0, |m| m + 1);
     let mut members = vec![Vec::new(); g];
-    for (s, &gi) in of_switch.iter().enumerate() {
+    for (s, &gi) in graph.ids().zip(&of_switch) {
         members[gi].push(s);
     }
-    let nbrs = sorted_neighbours(adj);
     for m in &members {
         for (i, &a) in m.iter().enumerate() {
-            if let Some(&b) = m[i + 1..].iter().find(|b| nbrs[a].binary_search(b).is_err()) {
+            if let Some(&b) = m[i + 1..].iter().find(|&&b| graph.slot(a, b).is_none()) {
                 return Err(NotADragonfly::LocalLinkMissing { a, b });
             }
         }
     }
-    all_pairs_joined(adj, &of_switch, &members)?;
+    all_pairs_joined(graph, &of_switch, &members)?;
     Ok(Groups { of_switch, members })
 }
 
 /// Every pair of groups has a global link between them.
-fn all_pairs_joined(adj: &Adjacency, of_switch: &[usize], members: &[Vec<usize>]) -> Result<(), NotADragonfly> {
+fn all_pairs_joined(graph: &SwitchGraph, of_switch: &[usize], members: &[Vec<SwitchId>]) -> Result<(), NotADragonfly> {
     let g = members.len();
     let mut joined = vec![false; g * g];
-    for (s, links) in adj.iter().enumerate() {
-        for &(_, t, _) in links {
-            joined[of_switch[s] * g + of_switch[t]] = true;
+    for s in graph.ids() {
+        for &t in graph.neighbours(s) {
+            joined[of_switch[s.idx()] * g + of_switch[t.idx()]] = true;
         }
     }
     for a in 0..g {
@@ -182,75 +165,65 @@ fn mode(sorted: &[usize]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fabric::{Fabric, PortRef};
+    use crate::gen::dragonfly::{dragonfly, Params};
 
-    /// Canonical fully connected Dragonfly: a switches per group, h global
-    /// links each, a*h+1 groups, global link j of group g goes to group
-    /// (g + j + 1) mod G. Adjacency with fake port numbers.
-    pub(crate) fn dragonfly_adjacency(a: usize, h: usize) -> Vec<Vec<(u8, usize, u8)>> {
-        let groups = a * h + 1;
-        let mut adj = vec![Vec::new(); a * groups];
-        let add = |x: usize, y: usize, adj: &mut Vec<Vec<(u8, usize, u8)>>| {
-            let px = adj[x].len() as u8 + 1;
-            let py = adj[y].len() as u8 + 1;
-            adj[x].push((px, y, py));
-            adj[y].push((py, x, px));
-        };
-        for g in 0..groups {
-            for i in 0..a {
-                for j in i + 1..a {
-                    add(g * a + i, g * a + j, &mut adj);
-                }
-            }
-        }
-        for g in 0..groups {
-            for k in 0..a * h {
-                let other = (g + k + 1) % groups;
-                if other < g {
-                    continue;
-                }
-                // Link k of g leaves switch k / h; it arrives at group
-                // `other` as that group's link (groups - 1 - k - ...).
-                let back = (g + groups - other - 1) % groups;
-                add(g * a + k / h, other * a + back / h, &mut adj);
-            }
-        }
-        adj
+    fn fabric(b: crate::FabricBuilder) -> Fabric {
+        b.build().unwrap()
+    }
+
+    /// The generator's group of every switch, from its name ("df-g3-s1").
+    fn true_groups(f: &Fabric) -> Vec<String> {
+        f.switch_ids().map(|s| f.switch_node(s).desc.split('-').nth(1).unwrap().to_string()).collect()
     }
 
     #[test]
     fn finds_groups_of_canonical_dragonflies() {
         for (a, h) in [(3, 1), (4, 2), (6, 3), (8, 4)] {
-            let adj = dragonfly_adjacency(a, h);
-            let groups = discover_groups(&adj).unwrap();
+            let f = fabric(dragonfly(&Params::new(a, h, 1)).unwrap());
+            let groups = discover_groups(f.graph()).unwrap();
             assert_eq!(groups.members.len(), a * h + 1, "a={a} h={h}");
-            for (gi, m) in groups.members.iter().enumerate() {
+            let truth = true_groups(&f);
+            for m in &groups.members {
                 assert_eq!(m.len(), a);
-                // Canonical numbering: group gi holds switches gi*a..
-                let first = m[0] / a;
-                assert!(m.iter().all(|s| s / a == first), "group {gi}: {m:?}");
+                assert!(m.iter().all(|s| truth[s.idx()] == truth[m[0].idx()]), "a={a} h={h}: {m:?}");
             }
         }
     }
 
+    /// The builder of a Dragonfly without the cables `cut` chooses, by the
+    /// two switches' names.
+    fn without(a: usize, h: usize, cut: impl Fn(&str, &str) -> bool) -> Fabric {
+        let mut b = dragonfly(&Params::new(a, h, 1)).unwrap();
+        let doomed: Vec<PortRef> = b
+            .nodes()
+            .iter()
+            .enumerate()
+            .flat_map(|(id, n)| n.links().map(move |(p, r)| (PortRef::new(crate::fabric::NodeId::new(id), p), r)))
+            .filter(|(x, r)| cut(&b.node(x.node).desc, &b.node(r.node).desc))
+            .map(|(x, _)| x)
+            .collect();
+        for at in doomed {
+            b.disconnect(at);
+        }
+        fabric(b)
+    }
+
     #[test]
     fn missing_global_link_is_named() {
-        let mut adj = dragonfly_adjacency(4, 2);
-        // Cut every global link leaving switch 0 (group 0).
-        let globals: Vec<_> = adj[0].iter().filter(|l| l.1 >= 4).copied().collect();
-        for (_, t, _) in globals {
-            adj[0].retain(|l| l.1 != t);
-            adj[t].retain(|l| l.1 != 0);
-        }
-        let err = discover_groups(&adj).unwrap_err();
-        assert!(matches!(err, NotADragonfly::NotFullyConnected { a: 0, .. }), "{err:?}");
+        // Every global cable of switch 0 of group 0.
+        let f = without(4, 2, |x, y| {
+            let group = |n: &str| n.split('-').nth(1).unwrap_or("").to_string();
+            (x == "df-g0-s0" || y == "df-g0-s0") && group(x) != group(y) && !x.contains("-h") && !y.contains("-h")
+        });
+        let err = discover_groups(f.graph()).unwrap_err();
+        assert!(matches!(err, NotADragonfly::NotFullyConnected { a, .. } if a == SwitchId::new(0)), "{err:?}");
     }
 
     #[test]
     fn broken_group_is_inconsistent_or_wrong_size() {
-        let mut adj = dragonfly_adjacency(4, 2);
-        // Remove one local link inside group 0: it is no longer a clique.
-        adj[0].retain(|l| l.1 != 1);
-        adj[1].retain(|l| l.1 != 0);
-        assert!(discover_groups(&adj).is_err());
+        // One local cable inside group 0: it is no longer a clique.
+        let f = without(4, 2, |x, y| (x, y) == ("df-g0-s0", "df-g0-s1") || (y, x) == ("df-g0-s0", "df-g0-s1"));
+        assert!(discover_groups(f.graph()).is_err());
     }
 }

@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::fabric::{describe, Fabric, NodeId, Peer};
+use crate::fabric::{describe, Fabric, NodeId, Peer, SwitchId};
 
 #[derive(Clone, Debug)]
 pub struct FatTree {
@@ -79,20 +79,21 @@ fn is_subset(a: &Set, b: &Set) -> bool {
 }
 
 pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
-    let peers = fabric.switch_port_peers();
-    let switches = peers.len();
-    let name = |s: usize| describe(fabric.node(fabric.switches()[s]));
-    let guid = |s: usize| fabric.node(fabric.switches()[s]).guid;
+    let graph = fabric.graph();
+    let switches = graph.switch_count();
+    let name = |s: usize| fabric.describe_switch(SwitchId::new(s));
+    let guid = |s: usize| fabric.switch_node(SwitchId::new(s)).guid;
     if switches < 2 {
         return Err("it has fewer than two switches; there is nothing to spread".into());
     }
     let mut links: Vec<Vec<(u8, usize)>> = vec![Vec::new(); switches];
     let mut hosts: Vec<Vec<(u8, NodeId)>> = vec![Vec::new(); switches];
-    for (s, ports) in peers.iter().enumerate() {
-        for (p, peer) in ports.iter().enumerate().skip(1) {
+    for id in graph.ids() {
+        let s = id.idx();
+        for (p, peer) in graph.peers(id).iter().enumerate().skip(1) {
             match peer {
-                Some(Peer::Switch(t)) => links[s].push((p as u8, *t)),
-                Some(Peer::Ca(ca)) => hosts[s].push((p as u8, *ca)),
+                Some(Peer::Switch { switch, .. }) => links[s].push((p as u8, switch.idx())),
+                Some(Peer::Ca(ca)) => hosts[s].push((p as u8, ca.node)),
                 None => {}
             }
         }
@@ -359,7 +360,7 @@ mod tests {
     #[test]
     fn other_fabrics_are_declined_with_the_reason() {
         let ring = {
-            let mut g = gen::direct::SwitchGraph::default();
+            let mut g = gen::direct::CablePlan::default();
             let s: Vec<usize> = (0..4).map(|i| g.add_switch(format!("s{i}"))).collect();
             for i in 0..4 {
                 g.cable(s[i], s[(i + 1) % 4], 1);

@@ -19,7 +19,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::mapping::{link_classes, UnionFind};
+use petgraph::unionfind::UnionFind;
+
+use super::mapping::{dense_classes, link_classes};
+use crate::fabric::SwitchGraph;
 
 #[derive(Clone, Debug)]
 pub struct GridMap {
@@ -33,11 +36,10 @@ pub struct GridMap {
     pub ring: Vec<bool>,
 }
 
-/// Coordinates from a switch graph: `neighbours[s]` lists the switches
-/// cabled to s, with repeats for parallel cables.
-pub fn map_grid(neighbours: &[Vec<usize>]) -> Result<GridMap, String> {
-    let n = neighbours.len();
-    let classes = link_classes(neighbours, true);
+/// Coordinates of every switch of the graph, or why it is no grid.
+pub fn map_grid(graph: &SwitchGraph) -> Result<GridMap, String> {
+    let n = graph.switch_count();
+    let classes = link_classes(graph, true);
     if classes.count == 0 {
         return Err("there are no inter-switch links".into());
     }
@@ -49,11 +51,11 @@ pub fn map_grid(neighbours: &[Vec<usize>]) -> Result<GridMap, String> {
                 uf.union(a, b);
             }
         }
-        uf.classes()
+        dense_classes(&mut uf, n)
     };
     let slab: Vec<bool> =
         (0..classes.count).map(|c| parts_without(&|x| x == c).iter().all(|&part| part == 0)).collect();
-    let dimension_of_class = join_slabs_into_rings(neighbours, &classes.links, &classes.class, &slab);
+    let dimension_of_class = join_slabs_into_rings(graph, &classes.links, &classes.class, &slab);
     let dims = dimension_of_class.iter().max().map_or(0, |m| m + 1);
     let mut coords = vec![Vec::with_capacity(dims); n];
     let mut extent = Vec::with_capacity(dims);
@@ -91,13 +93,14 @@ pub fn map_grid(neighbours: &[Vec<usize>]) -> Result<GridMap, String> {
 /// of its own; slabs are joined where one switch has cables in both that
 /// lead to switches with no common neighbour but it.
 fn join_slabs_into_rings(
-    neighbours: &[Vec<usize>],
+    graph: &SwitchGraph,
     links: &[(usize, usize)],
     class: &[usize],
     slab: &[bool],
 ) -> Vec<usize> {
     let class_of: HashMap<(usize, usize), usize> = links.iter().copied().zip(class.iter().copied()).collect();
-    let distinct: Vec<HashSet<usize>> = neighbours.iter().map(|l| l.iter().copied().collect()).collect();
+    let distinct: Vec<HashSet<usize>> =
+        graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
     let count = slab.len();
     let mut uf = UnionFind::new(count);
     for (u, around) in distinct.iter().enumerate() {
@@ -111,7 +114,7 @@ fn join_slabs_into_rings(
             }
         }
     }
-    uf.classes()
+    dense_classes(&mut uf, count)
 }
 
 /// Positions 0..k of a ring, given its cables as pairs of (arbitrarily
@@ -186,7 +189,7 @@ mod tests {
         ] {
             let f = gen::direct::tests::fabric(gen::torus::torus(&dims, &widths, 1).unwrap());
             let g = neighbours(&f);
-            let m = map_grid(&g).unwrap_or_else(|e| panic!("{dims:?}: {e}"));
+            let m = map_grid(f.graph()).unwrap_or_else(|e| panic!("{dims:?}: {e}"));
             let mut found: Vec<usize> = (0..m.extent.len()).filter(|&i| m.ring[i]).map(|i| m.extent[i]).collect();
             found.sort_unstable();
             assert_eq!(found, rings, "{dims:?}");
@@ -201,7 +204,7 @@ mod tests {
     fn flatflies_and_hypercubes_have_no_rings() {
         for b in [gen::hyperx::hyperx(&[4, 5, 3], &[2, 1, 1], 1).unwrap(), gen::hyperx::hypercube(5, 1, 1).unwrap()] {
             let f = gen::direct::tests::fabric(b);
-            let m = map_grid(&neighbours(&f)).unwrap();
+            let m = map_grid(f.graph()).unwrap();
             assert!(m.ring.iter().all(|r| !r));
             assert!(same_mapping(&m.coords, &named_coords(&f)));
         }

@@ -12,48 +12,21 @@
 
 use std::collections::HashMap;
 
-/// Union-find with path halving and union by size.
-pub(crate) struct UnionFind {
-    parent: Vec<usize>,
-    size: Vec<usize>,
-}
+use petgraph::unionfind::UnionFind;
 
-impl UnionFind {
-    pub(crate) fn new(n: usize) -> Self {
-        UnionFind { parent: (0..n).collect(), size: vec![1; n] }
-    }
+use crate::fabric::{SwitchGraph, SwitchId};
 
-    pub(crate) fn find(&mut self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            self.parent[x] = self.parent[self.parent[x]];
-            x = self.parent[x];
-        }
-        x
-    }
-
-    pub(crate) fn union(&mut self, a: usize, b: usize) {
-        let (mut a, mut b) = (self.find(a), self.find(b));
-        if a == b {
-            return;
-        }
-        if self.size[a] < self.size[b] {
-            std::mem::swap(&mut a, &mut b);
-        }
-        self.parent[b] = a;
-        self.size[a] += self.size[b];
-    }
-
-    /// Dense class numbers 0.. in order of first appearance.
-    pub(crate) fn classes(&mut self) -> Vec<usize> {
-        let mut number = HashMap::new();
-        (0..self.parent.len())
-            .map(|x| {
-                let root = self.find(x);
-                let next = number.len();
-                *number.entry(root).or_insert(next)
-            })
-            .collect()
-    }
+/// The parts of a union-find as dense numbers 0.., in order of first
+/// appearance (so they follow switch order, which is GUID order).
+pub(crate) fn dense_classes(uf: &mut UnionFind<usize>, len: usize) -> Vec<usize> {
+    let mut number = HashMap::new();
+    (0..len)
+        .map(|x| {
+            let root = uf.find_mut(x);
+            let next = number.len();
+            *number.entry(root).or_insert(next)
+        })
+        .collect()
 }
 
 /// The switch graph's cables and their equivalence classes.
@@ -65,17 +38,17 @@ pub struct LinkClasses {
     pub count: usize,
 }
 
-/// `neighbours[s]`: switch indices cabled to s (with repeats for parallel
-/// cables), e.g. from `Fabric::switch_adjacency`. `rectangles`: apply the
-/// rectangle rule (FlatFly); without it only parallel cables and triangles
-/// join classes.
-pub fn link_classes(neighbours: &[Vec<usize>], rectangles: bool) -> LinkClasses {
-    let n = neighbours.len();
+/// Link classes of the switch graph. `rectangles`: apply the rectangle rule
+/// (FlatFly); without it only parallel cables and triangles join classes.
+pub fn link_classes(graph: &SwitchGraph, rectangles: bool) -> LinkClasses {
+    let n = graph.switch_count();
+    // Cables in (switch, neighbour) order, so that classes are numbered
+    // the same whatever the port numbering.
     let mut links = Vec::new();
-    for (s, list) in neighbours.iter().enumerate() {
-        for &t in list {
+    for s in graph.ids() {
+        for (&t, bundle) in graph.neighbours(s).iter().zip(graph.bundles(s)) {
             if s < t {
-                links.push((s, t));
+                links.extend(std::iter::repeat_n((s.idx(), t.idx()), bundle.len()));
             }
         }
     }
@@ -84,22 +57,22 @@ pub fn link_classes(neighbours: &[Vec<usize>], rectangles: bool) -> LinkClasses 
     let mut pair: HashMap<(usize, usize), usize> = HashMap::new();
     for (i, &l) in links.iter().enumerate() {
         match pair.get(&l) {
-            Some(&first) => uf.union(first, i),
+            Some(&first) => {
+                uf.union(first, i);
+            }
             None => {
                 pair.insert(l, i);
             }
         }
     }
     let edge = |a: usize, b: usize| pair.get(&(a.min(b), a.max(b))).copied();
-    let mut distinct: Vec<Vec<usize>> = neighbours.to_vec();
-    for list in &mut distinct {
-        list.sort_unstable();
-        list.dedup();
-    }
+    let distinct = |u: usize| graph.neighbours(SwitchId::new(u)).iter().map(|t| t.idx());
     for u in 0..n {
-        for (i, &v) in distinct[u].iter().enumerate() {
-            for &x in &distinct[u][i + 1..] {
-                let (uv, ux) = (edge(u, v).expect("cabled"), edge(u, x).expect("cabled"));
+        let around: Vec<usize> = distinct(u).collect();
+        for (i, &v) in around.iter().enumerate() {
+            for &x in &around[i + 1..] {
+                // Neighbours are cabled: both edges exist.
+                let (Some(uv), Some(ux)) = (edge(u, v), edge(u, x)) else { continue };
                 // Triangle u-v-x: all three sides.
                 if let Some(vx) = edge(v, x) {
                     uf.union(uv, ux);
@@ -109,12 +82,11 @@ pub fn link_classes(neighbours: &[Vec<usize>], rectangles: bool) -> LinkClasses 
                     continue;
                 }
                 // Rectangles u-v-w-x: opposite sides.
-                for &w in &distinct[v] {
+                for w in distinct(v) {
                     if w == u || w == x {
                         continue;
                     }
-                    if let Some(xw) = edge(x, w) {
-                        let vw = edge(v, w).expect("cabled");
+                    if let (Some(xw), Some(vw)) = (edge(x, w), edge(v, w)) {
                         uf.union(uv, xw);
                         uf.union(ux, vw);
                     }
@@ -122,7 +94,7 @@ pub fn link_classes(neighbours: &[Vec<usize>], rectangles: bool) -> LinkClasses 
             }
         }
     }
-    let class = uf.classes();
+    let class = dense_classes(&mut uf, links.len());
     let count = class.iter().max().map_or(0, |m| m + 1);
     LinkClasses { links, class, count }
 }
@@ -140,8 +112,10 @@ pub fn link_classes(neighbours: &[Vec<usize>], rectangles: bool) -> LinkClasses 
 /// link to the groups of its remaining neighbours: in a Dragonfly two
 /// groups share one global link, so its own group reaches those groups
 /// only through it. Group number per switch, from 0 in switch order.
-pub fn map_dragonfly_groups(neighbours: &[Vec<usize>]) -> Vec<usize> {
-    let classes = link_classes(neighbours, false);
+pub fn map_dragonfly_groups(graph: &SwitchGraph) -> Vec<usize> {
+    let neighbours: Vec<Vec<usize>> =
+        graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
+    let classes = link_classes(graph, false);
     let mut size = vec![0usize; classes.count];
     for &c in &classes.class {
         size[c] += 1;
@@ -163,7 +137,7 @@ pub fn map_dragonfly_groups(neighbours: &[Vec<usize>]) -> Vec<usize> {
             uf.union(a, b);
         }
     }
-    let mut group = uf.classes();
+    let mut group = dense_classes(&mut uf, neighbours.len());
     let orphans: Vec<usize> =
         (0..neighbours.len()).filter(|&s| best[s].is_none() && !neighbours[s].is_empty()).collect();
     // Group pairs joined by a link between two non-orphans.
@@ -192,7 +166,7 @@ pub fn map_dragonfly_groups(neighbours: &[Vec<usize>]) -> Vec<usize> {
     }
     for &u in &orphans {
         if group[u] == usize::MAX {
-            group[u] = neighbours.len() + stranded.find(u);
+            group[u] = neighbours.len() + stranded.find_mut(u);
         }
     }
     // Dense numbers again (orphans left theirs unused).
@@ -213,13 +187,14 @@ pub(crate) mod tests {
     use crate::topology::grid::map_grid;
     use crate::gen::{self, degrade};
 
+    /// Distinct neighbours per switch, as plain indices.
     pub(crate) fn neighbours(f: &Fabric) -> Vec<Vec<usize>> {
-        f.switch_adjacency().iter().map(|l| l.iter().map(|&(_, t, _)| t).collect()).collect()
+        f.graph().ids().map(|s| f.graph().neighbours(s).iter().map(|t| t.idx()).collect()).collect()
     }
 
     /// Coordinates from generator names ("hx-1-2-3").
     pub(crate) fn named_coords(f: &Fabric) -> Vec<Vec<usize>> {
-        f.switches().iter().map(|&s| f.node(s).desc.split('-').skip(1).map(|d| d.parse().unwrap()).collect()).collect()
+        f.switch_ids().map(|s| f.switch_node(s).desc.split('-').skip(1).map(|d| d.parse().unwrap()).collect()).collect()
     }
 
     /// Whether `a` and `b` partition the switches alike, per dimension, up
@@ -252,14 +227,14 @@ pub(crate) mod tests {
         // The paper's FlatFly: 4 × 8 × 8 × 8, link widths 2, 1, 1, 1.
         let flatfly = || gen::hyperx::hyperx(&[4, 8, 8, 8], &[2, 1, 1, 1], 1).unwrap();
         let whole = gen::direct::tests::fabric(flatfly());
-        let m = map_grid(&neighbours(&whole)).unwrap();
+        let m = map_grid(whole.graph()).unwrap();
         assert!(same_mapping(&m.coords, &named_coords(&whole)));
         let mut extent = m.extent.clone();
         extent.sort_unstable();
         assert_eq!(extent, vec![4, 8, 8, 8]);
         for seed in 1..=3 {
             let f = degraded(flatfly(), 0.20, 0.15, seed);
-            let m = map_grid(&neighbours(&f)).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            let m = map_grid(f.graph()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             assert!(same_mapping(&m.coords, &named_coords(&f)), "seed {seed}");
         }
     }
@@ -269,7 +244,7 @@ pub(crate) mod tests {
         // The paper's hypercube: 11-D, double links (2,048 switches).
         for seed in 1..=3 {
             let f = degraded(gen::hyperx::hypercube(11, 2, 1).unwrap(), 0.15, 0.10, seed);
-            let m = map_grid(&neighbours(&f)).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            let m = map_grid(f.graph()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             assert!(same_mapping(&m.coords, &named_coords(&f)), "seed {seed}");
         }
     }
@@ -299,8 +274,8 @@ pub(crate) mod tests {
         for seed in 1..=12 {
             let params = if seed % 2 == 0 { palmtree } else { consecutive };
             let f = degraded(gen::dragonfly::dragonfly(&params).unwrap(), 0.40, 0.10, seed);
-            let groups = map_dragonfly_groups(&neighbours(&f));
-            let truth: Vec<&str> = f.switches().iter().map(|&s| f.node(s).desc.split('-').nth(1).unwrap()).collect();
+            let groups = map_dragonfly_groups(f.graph());
+            let truth: Vec<&str> = f.switch_ids().map(|s| f.switch_node(s).desc.split('-').nth(1).unwrap()).collect();
             let wrong = misplaced(&groups, &truth);
             assert!(wrong <= 1, "seed {seed}: {wrong} of {} switches in the wrong group", groups.len());
             // No true group is split either.

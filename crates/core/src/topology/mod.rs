@@ -6,4 +6,3 @@ pub mod grid;
 pub mod isomorphism;
 pub mod mapping;
 pub mod slimfly;
-pub mod switch_graph;

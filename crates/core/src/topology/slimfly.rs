@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use super::isomorphism::find_isomorphism;
+use crate::fabric::SwitchGraph;
 use crate::gen::slimfly::Mms;
 
 /// Refinements the matching may spend before giving up: a few per level
@@ -21,10 +22,17 @@ pub struct SlimFlyLabels {
     switch_at: HashMap<(usize, usize, usize), usize>,
 }
 
-/// Labels for a fabric whose switch graph (`neighbours[s]`, repeats for
-/// parallel cables allowed) is an MMS graph, or why it is not one.
-pub fn recover_labels(neighbours: &[Vec<usize>]) -> Result<SlimFlyLabels, String> {
-    let n = neighbours.len();
+/// Labels for a fabric whose switch graph is an MMS graph (parallel
+/// cables allowed), or why it is not one.
+pub fn recover_labels(graph: &SwitchGraph) -> Result<SlimFlyLabels, String> {
+    let distinct: Vec<Vec<usize>> =
+        graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
+    labels_of(&distinct)
+}
+
+/// `recover_labels` on distinct neighbour lists.
+fn labels_of(distinct: &[Vec<usize>]) -> Result<SlimFlyLabels, String> {
+    let n = distinct.len();
     let q = (1..=n).find(|q| 2 * q * q >= n).unwrap_or(0);
     if n == 0 || 2 * q * q != n {
         return Err(format!("{n} switches is not 2q² for any q, as an MMS graph has"));
@@ -35,16 +43,7 @@ pub fn recover_labels(neighbours: &[Vec<usize>]) -> Result<SlimFlyLabels, String
         reference[a].push(b);
         reference[b].push(a);
     }
-    let distinct: Vec<Vec<usize>> = neighbours
-        .iter()
-        .map(|l| {
-            let mut l = l.clone();
-            l.sort_unstable();
-            l.dedup();
-            l
-        })
-        .collect();
-    let map = find_isomorphism(&distinct, &reference, SEARCH_BUDGET).ok_or_else(|| {
+    let map = find_isomorphism(distinct, &reference, SEARCH_BUDGET).ok_or_else(|| {
         format!("the cabling is not the MMS graph for q = {q} (or no match within the search budget)")
     })?;
     let label: Vec<(usize, usize, usize)> = map.iter().map(|&r| mms.labels[r]).collect();
@@ -110,7 +109,7 @@ mod tests {
             for (v, around) in neighbours(&f).iter().enumerate() {
                 g[renumber(v)] = around.iter().map(|&u| renumber(u)).collect();
             }
-            let labels = recover_labels(&g).unwrap_or_else(|e| panic!("q={q}: {e}"));
+            let labels = labels_of(&g).unwrap_or_else(|e| panic!("q={q}: {e}"));
             // Every cable joins switches the MMS rule joins.
             let mms_adjacent: std::collections::HashSet<(usize, usize)> =
                 labels.mms.cables.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
@@ -141,12 +140,12 @@ mod tests {
     #[test]
     fn other_fabrics_have_no_labels() {
         let torus = gen::direct::tests::fabric(gen::torus::torus(&[5, 10], &[1, 1], 1).unwrap());
-        let e = recover_labels(&neighbours(&torus)).err().unwrap();
+        let e = recover_labels(torus.graph()).err().unwrap();
         assert!(e.contains("not the MMS graph for q = 5"), "{e}");
         let six = gen::direct::tests::fabric(gen::torus::torus(&[6], &[1], 1).unwrap());
-        assert!(recover_labels(&neighbours(&six)).err().unwrap().contains("not 2q²"));
+        assert!(recover_labels(six.graph()).err().unwrap().contains("not 2q²"));
         let mut b = gen::slimfly::slimfly(5, 1).unwrap();
         gen::degrade::drop_links(&mut b, 0.01, 1).unwrap();
-        assert!(recover_labels(&neighbours(&gen::direct::tests::fabric(b))).is_err());
+        assert!(recover_labels(gen::direct::tests::fabric(b).graph()).is_err());
     }
 }

@@ -9,8 +9,26 @@
 //! host-to-host routes crossing it (Fig. 15), over all layers; paths and
 //! completions prefer light links.
 
+use crate::fabric::{SwitchGraph, SwitchId};
 use crate::rng::Rng;
-use crate::topology::switch_graph::SwitchGraph;
+
+fn sid(x: usize) -> SwitchId {
+    SwitchId::new(x)
+}
+
+/// Hosts on switch `x`: the routes a path from or to it carries.
+fn hosts(g: &SwitchGraph, x: usize) -> u64 {
+    u64::from(g.hosts(sid(x)))
+}
+
+/// Distinct neighbours of switch `x`, ascending.
+fn neighbours(g: &SwitchGraph, x: usize) -> impl Iterator<Item = usize> + '_ {
+    g.neighbours(sid(x)).iter().map(|t| t.idx())
+}
+
+fn dist(g: &SwitchGraph, a: usize, b: usize) -> usize {
+    g.dist(sid(a), sid(b)) as usize
+}
 
 /// No next hop: the destination itself, or not yet fixed.
 pub const UNSET: u32 = u32::MAX;
@@ -18,7 +36,7 @@ pub const UNSET: u32 = u32::MAX;
 /// The switches traffic starts and ends at: those with hosts (all of them
 /// when none has hosts).
 fn endpoints(g: &SwitchGraph) -> Vec<usize> {
-    let with_hosts: Vec<usize> = (0..g.switch_count()).filter(|&s| g.hosts[s] > 0).collect();
+    let with_hosts: Vec<usize> = (0..g.switch_count()).filter(|&s| hosts(g, s) > 0).collect();
     if with_hosts.is_empty() {
         (0..g.switch_count()).collect()
     } else {
@@ -43,7 +61,7 @@ impl Weights {
 }
 
 fn slot(g: &SwitchGraph, x: usize, y: usize) -> usize {
-    g.neighbours[x].binary_search(&y).expect("next hops are neighbours")
+    g.slot(sid(x), sid(y)).expect("next hops are neighbours")
 }
 
 /// Next hops of every layer: `next[l][d * n + s]` is where switch s sends
@@ -115,7 +133,7 @@ impl LayerBuild<'_> {
 /// "exactly 3 hops").
 fn find_path(b: &LayerBuild, w: &Weights, s: usize, d: usize) -> Option<Vec<usize>> {
     let g = b.g;
-    let minimal = g.dist(s, d) as usize;
+    let minimal = dist(g, s, d);
     let longest = (minimal + 1).max(g.diameter() as usize + 1);
     let mut search = PathSearch { b, w, d, path: vec![s], best: None };
     for len in minimal + 1..=longest {
@@ -166,9 +184,9 @@ impl PathSearch<'_, '_> {
             self.path.truncate(start);
             return;
         }
-        for &y in &g.neighbours[x] {
+        for y in neighbours(g, x) {
             let remaining = len - hops - 1;
-            if (g.dist(y, d) as usize) > remaining || (y == d && remaining != 0) || self.path.contains(&y) {
+            if dist(g, y, d) > remaining || (y == d && remaining != 0) || self.path.contains(&y) {
                 continue;
             }
             let wy = weight + self.w.get(g, x, y);
@@ -196,9 +214,9 @@ fn insert(b: &mut LayerBuild, w: &mut Weights, path: &[usize]) -> Vec<usize> {
         if b.get(x, d) == UNSET {
             b.set(x, d, y);
             newly.push(x);
-            senders += g.hosts[x];
+            senders += hosts(g, x);
         }
-        w.add(g, x, y, senders * g.hosts[d]);
+        w.add(g, x, y, senders * hosts(g, d));
     }
     newly
 }
@@ -219,7 +237,7 @@ fn complete(b: &mut LayerBuild, w: &mut Weights, d: usize, order: &mut Vec<usize
         let y = order[head];
         head += 1;
         let depth = level[y] + 1;
-        for &x in &g.neighbours[y] {
+        for x in neighbours(g, y) {
             if level[x] < depth || x == d {
                 continue; // settled nearer to d
             }
@@ -248,10 +266,10 @@ fn complete(b: &mut LayerBuild, w: &mut Weights, d: usize, order: &mut Vec<usize
     let mut carried = vec![0u64; n];
     for &x in order[1..].iter().rev() {
         if newly[x] {
-            carried[x] += g.hosts[x];
+            carried[x] += hosts(g, x);
         }
         let y = b.get(x, d) as usize;
-        w.add(g, x, y, carried[x] * g.hosts[d]);
+        w.add(g, x, y, carried[x] * hosts(g, d));
         carried[y] += carried[x];
     }
 }
@@ -260,7 +278,7 @@ fn complete(b: &mut LayerBuild, w: &mut Weights, d: usize, order: &mut Vec<usize
 /// from `seed`.
 pub fn build_layers(g: &SwitchGraph, count: usize, seed: u64) -> Layers {
     let n = g.switch_count();
-    let mut w = Weights { w: g.neighbours.iter().map(|l| vec![0; l.len()]).collect() };
+    let mut w = Weights { w: g.ids().map(|s| vec![0; g.neighbours(s).len()]).collect() };
     let mut layers = Layers { n, next: Vec::with_capacity(count), inserted: vec![0; count], no_path: vec![0; count] };
     let endpoints = endpoints(g);
     // Priority of an ordered pair = almost-minimal paths it has so far.
@@ -281,7 +299,7 @@ pub fn build_layers(g: &SwitchGraph, count: usize, seed: u64) -> Layers {
                 };
                 layers.inserted[l] += 1;
                 for x in insert(&mut b, &mut w, &path) {
-                    if b.fixed_len(x, d) > g.dist(x, d) as usize {
+                    if b.fixed_len(x, d) > dist(g, x, d) {
                         let p = &mut priority[x * n + d];
                         *p = p.saturating_add(1);
                     }
@@ -312,33 +330,36 @@ mod tests {
     use super::*;
 
     /// A 5-cycle with one host per switch: distance 1 or 2 everywhere.
-    fn pentagon() -> SwitchGraph {
-        let neighbours = (0..5).map(|i| vec![(i + 1) % 5, (i + 4) % 5]).collect();
-        SwitchGraph::new(neighbours, vec![1; 5])
+    fn pentagon() -> crate::Fabric {
+        let mut b = crate::gen::torus::torus(&[5], &[1], 1).unwrap();
+        b.assign_lids_sequential(0).unwrap();
+        b.build().unwrap()
     }
 
     #[test]
     fn layer_zero_is_minimal_and_complete() {
-        let g = pentagon();
-        let layers = build_layers(&g, 1, 1);
+        let f = pentagon();
+        let g = f.graph();
+        let layers = build_layers(g, 1, 1);
         for s in 0..5 {
             for d in 0..5 {
-                assert_eq!(layers.path_len(0, s, d), Some(g.dist(s, d) as usize), "{s}->{d}");
+                assert_eq!(layers.path_len(0, s, d), Some(dist(g, s, d)), "{s}->{d}");
             }
         }
     }
 
     #[test]
     fn later_layers_route_everything_with_almost_minimal_paths() {
-        let g = pentagon();
-        let layers = build_layers(&g, 2, 7);
+        let f = pentagon();
+        let g = f.graph();
+        let layers = build_layers(g, 2, 7);
         assert!(layers.inserted[1] > 0);
         let mut longer = 0;
         for s in 0..5 {
             for d in 0..5 {
                 let len = layers.path_len(1, s, d).expect("every pair is routed");
-                assert!(len >= g.dist(s, d) as usize);
-                longer += usize::from(len > g.dist(s, d) as usize);
+                assert!(len >= dist(g, s, d));
+                longer += usize::from(len > dist(g, s, d));
             }
         }
         // In a 5-cycle the only non-minimal simple paths are the other way
@@ -348,8 +369,8 @@ mod tests {
 
     #[test]
     fn same_seed_same_layers() {
-        let g = pentagon();
-        let (a, b) = (build_layers(&g, 4, 3), build_layers(&g, 4, 3));
+        let f = pentagon();
+        let (a, b) = (build_layers(f.graph(), 4, 3), build_layers(f.graph(), 4, 3));
         assert_eq!(a.next, b.next);
     }
 }

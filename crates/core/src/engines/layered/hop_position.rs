@@ -14,35 +14,28 @@
 
 use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
 use crate::error::Error;
-use crate::fabric::{describe, Fabric, Peer};
-use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
+use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchId};
+use crate::routing::walk::Walk;
+use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
 
 /// The longest path (in inter-switch hops) the scheme can handle.
 const MAX_HOPS: usize = 3;
 
 /// A proper colouring by DSatur (most differently coloured neighbours
-/// first, then most neighbours, then lowest GUID), the lowest free colour
-/// each time. Returns the colour of every switch index.
+/// first, then most neighbours, then lowest switch id, i.e. GUID), the
+/// lowest free colour each time. Returns the colour of every switch.
 pub fn colour_switches(fabric: &Fabric) -> Vec<u8> {
-    let adj = fabric.switch_adjacency();
-    let n = adj.len();
-    let guid = |s: usize| fabric.node(fabric.switches()[s]).guid;
-    let neighbours: Vec<Vec<usize>> = adj
-        .iter()
-        .map(|links| {
-            let mut v: Vec<usize> = links.iter().map(|&(_, t, _)| t).collect();
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
-        .collect();
+    let graph = fabric.graph();
+    let n = graph.switch_count();
+    let neighbours: Vec<Vec<usize>> =
+        graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
     let mut colour = vec![u8::MAX; n];
     // Per switch, which colours its coloured neighbours have (bit set).
     let mut seen = vec![0u32; n];
     for _ in 0..n {
         let pick = (0..n)
             .filter(|&s| colour[s] == u8::MAX)
-            .max_by_key(|&s| (seen[s].count_ones(), neighbours[s].len(), std::cmp::Reverse(guid(s))))
+            .max_by_key(|&s| (seen[s].count_ones(), neighbours[s].len(), std::cmp::Reverse(s)))
             .expect("an uncoloured switch is left");
         let c = (!seen[pick]).trailing_zeros().min(u8::MAX as u32 - 1) as u8;
         colour[pick] = c;
@@ -76,28 +69,14 @@ fn class_table(vls: &[u8]) -> SlVlTable {
 }
 
 /// Inter-switch hops from switch `s` to `dlid` and the second switch on
-/// the way (None when the path stays on `s`); Err when the tables do not
+/// the way (None when the path stays on `s`); None when the tables do not
 /// deliver.
-fn trace(lfts: &[Vec<u8>], peers: &[Vec<Option<Peer>>], s: usize, dlid: u16) -> Result<(usize, Option<usize>), ()> {
-    let mut at = s;
-    let mut second = None;
-    for hops in 0..=lfts.len() {
-        let port = *lfts[at].get(dlid as usize).ok_or(())?;
-        match peers[at].get(port as usize).copied().flatten() {
-            Some(Peer::Switch(next)) if port != 0 => {
-                if hops == 0 {
-                    second = Some(next);
-                }
-                at = next;
-            }
-            _ if port == crate::routing::NO_PATH => return Err(()),
-            _ => return Ok((hops, second)),
-        }
-    }
-    Err(())
+fn trace(fabric: &Fabric, lfts: &[Lft], s: SwitchId, dlid: Lid) -> Option<(usize, Option<SwitchId>)> {
+    let path = Walk::from_switch(fabric, lfts, s, dlid).collect_path().ok()?;
+    Some((path.len() - 1, path.get(1).map(|hop| hop.switch)))
 }
 
-pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Vec<u8>>, max_vls: u8) -> Result<Routing, Error> {
+pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Lft>, max_vls: u8) -> Result<Routing, Error> {
     let vls = vls_allowed(engine, fabric, max_vls);
     if vls < 3 {
         return Err(Error::declined(
@@ -120,19 +99,18 @@ pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Vec<u8>>, max
             ),
         ));
     }
-    let peers = fabric.switch_port_peers();
+    let graph = fabric.graph();
     let mut sls = SwitchSls::new(fabric);
-    let dlids: Vec<u16> =
-        fabric.end_ports().flat_map(|(_, p)| (0..p.lid_count()).map(move |k| p.lid + k as u16)).collect();
+    let dlids: Vec<Lid> = fabric.end_ports().flat_map(|(_, p)| p.lids().collect::<Vec<_>>()).collect();
     let mut too_long = (0usize, None);
-    for s in 0..lfts.len() {
+    for s in graph.ids() {
         for &dlid in &dlids {
-            let (hops, second) = trace(&lfts, &peers, s, dlid).map_err(|()| {
+            let (hops, second) = trace(fabric, &lfts, s, dlid).ok_or_else(|| {
                 Error::declined(
                     engine,
                     format!(
                         "internal error: the computed tables do not deliver LID {dlid} from {}",
-                        describe(fabric.node(fabric.switches()[s]))
+                        fabric.describe_switch(s)
                     ),
                 )
             })?;
@@ -140,7 +118,7 @@ pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Vec<u8>>, max
                 too_long.0 += 1;
                 too_long.1.get_or_insert((s, dlid, hops));
             }
-            sls.set(s, dlid, second.map_or(0, |t| colour[t]));
+            sls.set(s, dlid, second.map_or(0, |t| colour[t.idx()]));
         }
     }
     if let (count, Some((s, dlid, hops))) = too_long {
@@ -150,19 +128,22 @@ pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Vec<u8>>, max
                 "the hop-position scheme handles paths of at most {MAX_HOPS} switch hops, but {count} paths are longer \
                  (e.g. {hops} hops from {} to LID {dlid}); the fabric's diameter must be at most 2 \
                  (a Slim Fly's is); set {engine}.deadlock vl_layers",
-                describe(fabric.node(fabric.switches()[s]))
+                fabric.describe_switch(s)
             ),
         ));
     }
     let [first, second, third] = class_vls(vls);
     let first_table = class_table(&first);
     let mut sl2vl = Sl2Vl::new(fabric, first_table);
-    for (s, ports) in peers.iter().enumerate() {
-        let mine = colour[s] as usize;
+    for s in graph.ids() {
+        let ports = graph.peers(s);
+        let mine = colour[s.idx()] as usize;
         let transit: SlVlTable =
             std::array::from_fn(|sl| if sl == mine { second[sl % second.len()] } else { third[sl % third.len()] });
-        let links: Vec<u8> =
-            (1..ports.len()).filter(|&p| matches!(ports[p], Some(Peer::Switch(_)))).map(|p| p as u8).collect();
+        let links: Vec<PortNum> = (1..ports.len())
+            .filter(|&p| matches!(ports[p], Some(Peer::Switch { .. })))
+            .map(|p| PortNum::new(p as u8))
+            .collect();
         for &i in &links {
             for &o in &links {
                 sl2vl.set_switch(s, i, o, transit);

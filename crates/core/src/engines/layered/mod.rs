@@ -17,28 +17,26 @@ pub use construct::{build_layers, Layers};
 use crate::config::{Config, LayeredDeadlock};
 use crate::deadlock::vl_layers;
 use crate::error::Error;
-use crate::fabric::{describe, Fabric};
-use crate::routing::{Routing, NO_PATH};
-use crate::topology::switch_graph::GuidOrder;
+use crate::fabric::{Fabric, Lid, SwitchGraph, SwitchId, UNREACHABLE};
+use crate::routing::{Lft, Routing, NO_PATH};
 
 pub const NAME: &str = "layered";
 
 /// Two switches with hosts that cannot reach each other, if any.
-fn disconnected_pair(order: &GuidOrder) -> Option<(usize, usize)> {
-    let g = &order.graph;
-    let with_hosts: Vec<usize> = (0..g.switch_count()).filter(|&r| g.hosts[r] > 0).collect();
+fn disconnected_pair(g: &SwitchGraph) -> Option<(SwitchId, SwitchId)> {
+    let with_hosts: Vec<SwitchId> = g.ids().filter(|&s| g.hosts(s) > 0).collect();
     let first = *with_hosts.first()?;
-    with_hosts.iter().find(|&&r| g.dist(first, r) == u16::MAX).map(|&r| (order.switch_at[first], order.switch_at[r]))
+    with_hosts.iter().find(|&&s| g.dist(first, s) == UNREACHABLE).map(|&s| (first, s))
 }
 
 /// The layers for the fabric's LMC, as `route` builds them.
-pub fn layers_for(fabric: &Fabric, config: &Config) -> Result<(GuidOrder, Layers), Error> {
-    let order = GuidOrder::new(fabric);
-    if order.graph.switch_count() == 0 {
+pub fn layers_for(fabric: &Fabric, config: &Config) -> Result<Layers, Error> {
+    let graph = fabric.graph();
+    if graph.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
-    if let Some((a, b)) = disconnected_pair(&order) {
-        let name = |s: usize| describe(fabric.node(fabric.switches()[s]));
+    if let Some((a, b)) = disconnected_pair(graph) {
+        let name = |s: SwitchId| fabric.describe_switch(s);
         return Err(Error::declined(
             NAME,
             format!("{} and {} have hosts but no path between them; cable the fabric back together", name(a), name(b)),
@@ -51,13 +49,12 @@ pub fn layers_for(fabric: &Fabric, config: &Config) -> Result<(GuidOrder, Layers
              set `lmc 2` (4 layers) or `lmc 3` (8 layers) in opensm.conf for almost-minimal paths"
         );
     }
-    let layers = build_layers(&order.graph, count, config.layered.seed);
-    Ok((order, layers))
+    Ok(build_layers(graph, count, config.layered.seed))
 }
 
 pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     let opts = &config.layered;
-    let (order, layers) = layers_for(fabric, config)?;
+    let layers = layers_for(fabric, config)?;
     for l in 1..layers.count() {
         log::info!(
             "{NAME}: layer {l}: {} almost-minimal paths inserted, {} switch pairs without one (routed by the shortest path the layer allows)",
@@ -65,7 +62,7 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
             layers.no_path[l]
         );
     }
-    let (lfts, lid_order) = forwarding_tables(fabric, &order, &layers);
+    let (lfts, lid_order) = forwarding_tables(fabric, &layers);
     log::info!(
         "{NAME}: {} layers over {} LIDs (layer = LID offset from the port's base LID)",
         layers.count(),
@@ -79,32 +76,31 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
 
 /// LFTs of all layers, and the LIDs in layer order (every port's base LID,
 /// then every base + 1, ...) for the deadlock removal to place paths in.
-fn forwarding_tables(fabric: &Fabric, order: &GuidOrder, layers: &Layers) -> (Vec<Vec<u8>>, Vec<u16>) {
-    let ports_to = fabric.ports_to_neighbours();
+fn forwarding_tables(fabric: &Fabric, layers: &Layers) -> (Vec<Lft>, Vec<Lid>) {
+    let graph = fabric.graph();
     let mut lfts = Routing::empty_lfts(fabric);
-    let mut lid_order: Vec<(u32, u16)> = Vec::new();
+    let mut lid_order: Vec<(u32, Lid)> = Vec::new();
     for (at, port) in fabric.end_ports() {
-        let Some(t) = fabric.lid_switch(port.lid).and_then(|n| fabric.switch_index(n)) else {
+        let Some(t) = fabric.lid_switch(port.lid) else {
             continue;
         };
         let last_port = fabric.delivery_port(at);
-        let dest = order.rank_of[t];
-        for k in 0..port.lid_count() {
-            let lid = port.lid + k as u16;
-            let layer = k as usize % layers.count();
-            lid_order.push((k, lid));
-            for s in 0..lfts.len() {
-                lfts[s][lid as usize] = if s == t {
+        for (k, lid) in port.lids().enumerate() {
+            let layer = k % layers.count();
+            lid_order.push((k as u32, lid));
+            for s in graph.ids() {
+                let out = if s == t {
                     last_port
                 } else {
-                    match layers.next(layer, order.rank_of[s], dest) {
+                    match layers.next(layer, s.idx(), t.idx()) {
                         Some(next) => {
-                            let ports = &ports_to[s][&order.switch_at[next]];
-                            ports[lid as usize % ports.len()]
+                            let ports = graph.bundle(s, SwitchId::new(next));
+                            ports[lid.idx() % ports.len()]
                         }
                         None => NO_PATH,
                     }
                 };
+                lfts[s].set(lid, out);
             }
         }
     }

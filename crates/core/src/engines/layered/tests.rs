@@ -46,16 +46,16 @@ fn slim_fly_layers_are_loop_free_with_either_scheme() {
 #[test]
 fn layer_zero_is_minimal_and_later_layers_almost_minimal() {
     let f = fabric(slimfly(5, 1).unwrap(), 2, 8);
-    let (order, layers) = layers_for(&f, &Config::default()).unwrap();
-    let g = &order.graph;
+    let layers = layers_for(&f, &Config::default()).unwrap();
+    let g = f.graph();
     assert_eq!(layers.count(), 4);
     let (mut longer, mut pairs) = (0, 0);
-    for s in 0..g.switch_count() {
-        for d in (0..g.switch_count()).filter(|&d| d != s) {
+    for s in g.ids() {
+        for d in g.ids().filter(|&d| d != s) {
             let minimal = g.dist(s, d) as usize;
-            assert_eq!(layers.path_len(0, s, d), Some(minimal));
+            assert_eq!(layers.path_len(0, s.idx(), d.idx()), Some(minimal));
             for l in 1..4 {
-                let len = layers.path_len(l, s, d).unwrap();
+                let len = layers.path_len(l, s.idx(), d.idx()).unwrap();
                 if minimal == 1 {
                     // The Hoffman–Singleton graph has girth 5: adjacent
                     // switches have no path of 2 or 3 hops besides the link.
@@ -76,19 +76,15 @@ fn layer_zero_is_minimal_and_later_layers_almost_minimal() {
 fn layer_l_is_lid_offset_l() {
     let f = fabric(slimfly(5, 1).unwrap(), 1, 8);
     let r = route(&f, &Config::default()).unwrap();
-    let (order, layers) = layers_for(&f, &Config::default()).unwrap();
+    let layers = layers_for(&f, &Config::default()).unwrap();
     let ca = f.cas().next().unwrap();
     let port = f.node(ca).port(1).unwrap();
-    let dest = order.rank_of[f.switch_index(port.remote.unwrap().node).unwrap()];
-    for s in 0..f.switches().len() {
-        if order.rank_of[s] == dest {
-            continue;
-        }
+    let dest = f.lid_switch(port.lid).unwrap();
+    for s in f.switch_ids().filter(|&s| s != dest) {
         for l in 0..2u16 {
-            let out = r.lfts[s][(port.lid + l) as usize];
-            let peer = f.node(f.switches()[s]).port(out).unwrap().remote.unwrap();
-            let next = order.rank_of[f.switch_index(peer.node).unwrap()];
-            assert_eq!(Some(next), layers.next(l as usize, order.rank_of[s], dest));
+            let out = r.lfts[s].get(port.lid.offset(l));
+            let next = f.graph().switch_behind(s, out).unwrap();
+            assert_eq!(Some(next.idx()), layers.next(l as usize, s.idx(), dest.idx()));
         }
     }
 }
