@@ -7,37 +7,42 @@
 //! `grep ERR` finds them.
 
 use std::ffi::CString;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::RwLock;
 
-use log::{Level, LevelFilter, Log, Metadata, Record};
+use log::{Level, LevelFilter, Log as _, Metadata, Record};
 
-use crate::ffi;
+use crate::osm::{sys, Log};
 
 struct OpenSmLogger {
-    target: AtomicPtr<ffi::osm_log_t>,
+    target: RwLock<Option<Log>>,
 }
 
-static LOGGER: OpenSmLogger = OpenSmLogger { target: AtomicPtr::new(std::ptr::null_mut()) };
+static LOGGER: OpenSmLogger = OpenSmLogger { target: RwLock::new(None) };
 
 fn osm_level(level: Level) -> u8 {
     (match level {
-        Level::Error => ffi::OSM_LOG_ERROR,
-        Level::Warn | Level::Info => ffi::OSM_LOG_INFO,
-        Level::Debug => ffi::OSM_LOG_VERBOSE,
-        Level::Trace => ffi::OSM_LOG_DEBUG,
+        Level::Error => sys::OSM_LOG_ERROR,
+        Level::Warn | Level::Info => sys::OSM_LOG_INFO,
+        Level::Debug => sys::OSM_LOG_VERBOSE,
+        Level::Trace => sys::OSM_LOG_DEBUG,
     }) as u8
 }
 
-impl Log for OpenSmLogger {
+impl OpenSmLogger {
+    fn target(&self) -> Option<Log> {
+        self.target.read().ok().and_then(|t| *t)
+    }
+}
+
+impl log::Log for OpenSmLogger {
     fn enabled(&self, metadata: &Metadata) -> bool {
-        let log = self.target.load(Ordering::Acquire);
-        // SAFETY: the pointer is OpenSM's osm_log_t, valid from create()
-        // until delete() (which clears it before OpenSM frees anything).
-        !log.is_null() && unsafe { ffi::osmroute_log_enabled(log, osm_level(metadata.level())) != 0 }
+        self.target().is_some_and(|log| log.enabled(osm_level(metadata.level())))
     }
 
     fn log(&self, record: &Record) {
-        if !self.enabled(record.metadata()) {
+        let Some(log) = self.target() else { return };
+        let level = osm_level(record.level());
+        if !log.enabled(level) {
             return;
         }
         let tag = match record.level() {
@@ -46,26 +51,29 @@ impl Log for OpenSmLogger {
             _ => "osmroute: ",
         };
         let text = format!("{tag}{}", record.args()).replace('\0', " ");
-        let Ok(msg) = CString::new(text) else { return };
-        let log = self.target.load(Ordering::Acquire);
-        // SAFETY: as in `enabled`; osm_log formats with "%s", so the
-        // message cannot be misread as a format string.
-        unsafe { ffi::osmroute_log(log, osm_level(record.level()), msg.as_ptr()) }
+        if let Ok(msg) = CString::new(text) {
+            log.write(level, &msg);
+        }
     }
 
     fn flush(&self) {}
 }
 
-/// Routes `log` records into `log` (OpenSM's logger) from now on.
-pub fn attach(log: *mut ffi::osm_log_t) {
-    LOGGER.target.store(log, Ordering::Release);
+/// Routes `log` records into OpenSM's log from now on.
+pub fn attach(log: Log) {
+    if let Ok(mut target) = LOGGER.target.write() {
+        *target = Some(log);
+    }
     // Fails only if a logger is already installed (ours, by an earlier
-    // load): the pointer swap above is then all that is needed.
+    // load): setting the target above is then all that is needed.
     let _ = log::set_logger(&LOGGER);
     log::set_max_level(LevelFilter::Trace);
 }
 
 /// Stops logging into OpenSM (its log is about to go away).
 pub fn detach() {
-    LOGGER.target.store(std::ptr::null_mut(), Ordering::Release);
+    if let Ok(mut target) = LOGGER.target.write() {
+        *target = None;
+    }
+    LOGGER.flush();
 }

@@ -1,71 +1,74 @@
 //! The event plugin OpenSM loads (`event_plugin_name osmroute`): `create`
-//! reads our configuration and registers every engine of the core crate
-//! with OpenSM, so `routing_engine NAME` can select them.
+//! registers every engine of the core crate with OpenSM, so `routing_engine
+//! NAME` can select them; routing events keep the dump directory free of
+//! our files when another engine routed.
 
 use std::ffi::CString;
-use std::os::raw::{c_int, c_void};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use osmroute_core::config::Config;
-use osmroute_core::engines::{EngineInfo, ENGINES};
+use osmroute_core::dumps::bundle::remove_ours;
+use osmroute_core::engines::ENGINES;
 
-use crate::guard::{guarded, install_panic_hook};
-use crate::{engine, ffi, logger};
+use crate::config_source::ConfigSource;
+use crate::engine::Registration;
+use crate::osm::Osm;
+
+/// OpenSM keeps pointers to the registrations for as long as it runs, and
+/// loads the plugin once: they live for the process.
+static REGISTRATIONS: OnceLock<Vec<Registration>> = OnceLock::new();
+
+/// Events the plugin acts on.
+pub enum Event {
+    UnicastRoutingDone,
+}
 
 /// What `create` hands OpenSM as plugin data.
-struct Plugin {
-    /// Engine names as C strings; OpenSM copies them, we keep ours alive anyway.
-    _names: Vec<CString>,
+pub struct Plugin {
+    osm: Osm,
 }
 
-/// OpenSM copies our module's name and setup pointer but keeps our context
-/// pointer: the engine's static description.
-unsafe extern "C" fn setup_engine(re: *mut ffi::osm_routing_engine, osm: *mut ffi::osm_opensm_t) -> c_int {
-    guarded("osmroute engine setup", -1, || -> Result<c_int, String> {
-        let info = &*((*re).context as *const EngineInfo);
-        let path = Config::location();
-        let loaded = Config::load(&path);
-        for e in loaded.errors_for(info.name) {
-            log::error!("{}: configuration error: {e}; the engine will decline to route", info.name);
-        }
-        log::info!("{}: set up (options from {})", info.name, path.display());
-        engine::setup(re, osm, info, Arc::new(loaded));
-        Ok(0)
-    })
-}
-
-pub unsafe extern "C" fn create(osm: *mut ffi::osm_opensm_t) -> *mut c_void {
-    if osm.is_null() {
-        return std::ptr::null_mut();
-    }
-    install_panic_hook();
-    logger::attach(&mut (*osm).log);
-    guarded("osmroute create", std::ptr::null_mut(), || -> Result<*mut c_void, String> {
-        let mut names = Vec::new();
-        for info in ENGINES {
-            let name = CString::new(info.name).map_err(|e| e.to_string())?;
-            let module = ffi::external_routing_engine_module_t {
-                name: name.as_ptr(),
-                setup: Some(setup_engine),
-                context: info as *const EngineInfo as *mut c_void,
-            };
-            let status = ffi::osm_register_external_routing_engine(osm, &module, module.context);
-            if status != 0 {
-                log::error!("cannot register routing engine '{}' (status {status})", info.name);
-            } else {
-                log::info!("registered routing engine '{}': {}", info.name, info.summary);
+impl Plugin {
+    pub fn create(osm: Osm) -> Result<Plugin, String> {
+        let config = Arc::new(ConfigSource::from_environment());
+        let registrations = REGISTRATIONS.get_or_init(|| {
+            ENGINES
+                .iter()
+                .filter_map(|&info| {
+                    let name = CString::new(info.name).ok()?;
+                    Some(Registration { info, name, config: config.clone() })
+                })
+                .collect()
+        });
+        for r in registrations {
+            match osm.register_engine(&r.name, r) {
+                Ok(()) => log::info!("registered routing engine '{}': {}", r.info.name, r.info.summary),
+                Err(status) => log::error!("cannot register routing engine '{}' (status {status})", r.info.name),
             }
-            names.push(name);
         }
-        Ok(Box::into_raw(Box::new(Plugin { _names: names })) as *mut c_void)
-    })
-}
-
-pub unsafe extern "C" fn delete(data: *mut c_void) {
-    if !data.is_null() {
-        drop(Box::from_raw(data as *mut Plugin));
+        Ok(Plugin { osm })
     }
-    logger::detach();
-}
 
-pub unsafe extern "C" fn report(_data: *mut c_void, _event: ffi::osm_epi_event_id_t, _payload: *mut c_void) {}
+    /// After a routing pass by another engine (ours declined, or OpenSM's
+    /// own is configured), files of ours in the dump directory describe an
+    /// earlier routing: remove them, so checks never mix passes.
+    pub fn report(&self, event: Event) -> Result<(), String> {
+        match event {
+            Event::UnicastRoutingDone => {
+                let used = self.osm.routing_engine_used();
+                if used.as_deref().is_some_and(|name| ENGINES.iter().any(|e| e.name == name)) {
+                    return Ok(());
+                }
+                let dir = self.osm.options().dump_dir;
+                let removed = remove_ours(&dir).map_err(|e| e.to_string())?;
+                if !removed.is_empty() {
+                    log::info!(
+                        "{} routed this pass: removed osmroute's files of an earlier pass from {}",
+                        used.as_deref().unwrap_or("another engine"),
+                        dir.display()
+                    );
+                }
+                Ok(())
+            }
+        }
+    }
+}

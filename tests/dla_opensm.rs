@@ -66,7 +66,7 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
     assert!(pairs > 0);
 
     // The plugin and an offline run agree on the same fabric and LIDs.
-    let offline = osmroute_core::engines::route("dla", &fabric, &Default::default()).expect("offline dla");
+    let offline = osmroute_core::pipeline::route_by_name("dla", &fabric).expect("offline dla").routing;
     for (si, (live, mine)) in routing.lfts.iter().zip(&offline.lfts).enumerate() {
         for (lid, _) in fabric.lids() {
             assert_eq!(live.get(lid), mine.get(lid), "switch index {si}, LID {lid}: switch vs offline");

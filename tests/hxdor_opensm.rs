@@ -13,7 +13,6 @@ use std::time::Duration;
 use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
 use harness::readback::{ibdmchk, read_back};
 use harness::{check_loop_free, Sim};
-use osmroute_core::Config;
 
 fn generate(family: &[&str]) -> String {
     harness::generate_shuffled(family, 8)
@@ -28,7 +27,7 @@ fn check_hxdor(name: &str, family: &[&str], orders: usize) {
     osm.assert_no_errors();
     let (read_fabric, read) = read_back(&sim, &net);
     let (fabric, offline) =
-        assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "hxdor", &Config::default());
+        assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "hxdor", "");
     assert_eq!(offline.vls_needed() as usize, orders);
     assert_dumped_path_sls(&osm, &fabric, &offline);
     let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);

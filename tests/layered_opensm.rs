@@ -14,7 +14,7 @@ use harness::readback::{
 };
 use harness::{check_loop_free, generate_shuffled, osmroute, Sim};
 use osmroute_core::fabric::{Lid, PortNum, SwitchId};
-use osmroute_core::{Config, Fabric, Routing};
+use osmroute_core::{Fabric, Routing};
 
 const ROUTED: &str = "layered tables configured on all switches";
 const UP: &str = "SUBNET UP";
@@ -42,8 +42,7 @@ fn check_layered(name: &str, lmc: u8, conf: &str) -> (Sim, Fabric, Routing) {
 
     // Every LID of every port, i.e. every layer, as an offline run says.
     let (read_fabric, read) = read_back(&sim, &net);
-    let config = Config::parse(conf, "test").config;
-    let (fabric, offline) = assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "layered", &config);
+    let (fabric, offline) = assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "layered", conf);
     assert_dumped_path_sls(&osm, &fabric, &offline);
     // The layers are different routes, not copies of layer 0.
     let ca_lids: Vec<Lid> =

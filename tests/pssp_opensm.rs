@@ -12,7 +12,7 @@ use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run}
 use harness::readback::{ibdmchk, ibdmchk_lmc, read_back, sl2vl_rows, switches, with_enhanced_port0};
 use harness::{check_loop_free, OpenSm, Sim};
 use osmroute_core::routing::walk::trace;
-use osmroute_core::{Config, Fabric, SwitchId};
+use osmroute_core::{Fabric, SwitchId};
 
 const ROUTED: &str = "pssp tables configured on all switches";
 const UP: &str = "SUBNET UP";
@@ -133,7 +133,7 @@ fn pssp_on_a_dragonfly_matches_an_offline_run() {
     let net = generate(&["dragonfly", "--a", "4", "--h", "2", "--p", "2"]);
     let (_sim, osm, read_back_fabric, read) = check_pssp("psspdf", &net, 0);
     let (fabric, offline) =
-        assert_switches_hold_offline_run(&osm, &net, (&read_back_fabric, &read), "pssp", &Config::default());
+        assert_switches_hold_offline_run(&osm, &net, (&read_back_fabric, &read), "pssp", "");
     assert_dumped_path_sls(&osm, &fabric, &offline);
 }
 

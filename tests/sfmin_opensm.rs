@@ -14,7 +14,6 @@ use harness::readback::{ibdmchk, read_back, sl2vl_rows};
 use harness::{check_loop_free, OpenSm, Sim};
 use osmroute_core::fabric::{PortNum, SwitchId};
 use osmroute_core::routing::walk::trace;
-use osmroute_core::Config;
 
 const TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -41,7 +40,7 @@ fn slim_fly_is_minimal_and_loop_free_on_two_vls() {
 
     let (fabric, routing) = read_back(&sim, &net);
     // The switches hold what the label algebra gives offline on OpenSM's LIDs.
-    assert_switches_hold_offline_run(&osm, &net, (&fabric, &routing), "sfmin", &Config::default());
+    assert_switches_hold_offline_run(&osm, &net, (&fabric, &routing), "sfmin", "");
     let cas: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).collect();
     assert_eq!(cas.len(), 100);
     for &(src, _) in &cas {

@@ -160,6 +160,10 @@ impl Sim {
         }
         let conf_path = dir.join("opensm.conf");
         std::fs::write(&conf_path, text).expect("write opensm.conf");
+        // No host configuration leaks in unless a test asks for it: an
+        // empty osmroute.conf (a file OSMROUTE_CONFIG names must exist).
+        let no_options = dir.join("empty-osmroute.conf");
+        std::fs::write(&no_options, "").expect("write an empty osmroute.conf");
         let out = std::fs::File::create(dir.join("opensm.out")).expect("opensm output");
         let mut cmd = Command::new("opensm");
         // umad2sim leaves a fake sysfs tree (sys-PID/) in the working directory.
@@ -170,8 +174,7 @@ impl Sim {
             .env("LD_PRELOAD", UMAD2SIM)
             .env("LD_LIBRARY_PATH", build_dir())
             .env("OSM_CACHE_DIR", dir.join("cache"))
-            // No host configuration leaks in unless a test asks for it.
-            .env("OSMROUTE_CONFIG", dir.join("no-osmroute.conf"))
+            .env("OSMROUTE_CONFIG", &no_options)
             .stdin(Stdio::null())
             .stdout(out.try_clone().expect("output handle"))
             .stderr(out);

@@ -5,7 +5,8 @@
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::io::guid2lid::Guid2Lid;
 use osmroute_core::io::netfile;
-use osmroute_core::{Config, Fabric, Routing};
+use osmroute_core::config::Settings;
+use osmroute_core::{Fabric, Routing};
 
 use super::OpenSm;
 
@@ -21,19 +22,22 @@ pub fn fabric_with_opensm_lids(osm: &OpenSm, net: &str, read_back: &Fabric) -> F
     fabric
 }
 
-/// `engine` run offline with `config` on `net` with OpenSM's LIDs gives
-/// exactly the tables read back from the switches; returns that fabric
-/// and routing for further checks.
+/// `engine` run offline with the osmroute.conf text `conf` on `net` with
+/// OpenSM's LIDs gives exactly the tables read back from the switches;
+/// returns that fabric and routing for further checks.
 pub fn assert_switches_hold_offline_run(
     osm: &OpenSm,
     net: &str,
     (read_fabric, read): (&Fabric, &Routing),
     engine: &str,
-    config: &Config,
+    conf: &str,
 ) -> (Fabric, Routing) {
     let fabric = fabric_with_opensm_lids(osm, net, read_fabric);
-    let offline =
-        osmroute_core::engines::route(engine, &fabric, config).unwrap_or_else(|e| panic!("offline {engine}: {e}"));
+    let info = osmroute_core::engines::find(engine).expect("an engine of ours");
+    let settings = Settings::parse(conf, "test", &osmroute_core::engines::config_sections());
+    let offline = osmroute_core::pipeline::route(info, &settings, &fabric)
+        .unwrap_or_else(|e| panic!("offline {engine}: {e}"))
+        .routing;
     assert_same_lfts(&fabric, &offline, read);
     (fabric, offline)
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use osmroute_core::engines::mlid;
 use osmroute_core::fabric::{describe, Lid, PortRef};
 use osmroute_core::routing::walk::trace;
-use osmroute_core::{Config, Fabric};
+use osmroute_core::Fabric;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -51,7 +51,7 @@ pub fn run(args: Args) -> crate::CmdResult {
         describe(fabric.node(dst.node)),
         label(dst)
     );
-    let routing = mlid::route(&fabric, &Config::default())?;
+    let routing = mlid::route(&fabric, &mlid::MlidOptions::default())?;
     let hops = trace(&fabric, &routing.lfts, src, dlid).map_err(|e| e.to_string())?;
     let names: Vec<String> = hops.iter().map(|h| fabric.switch_node(h.switch).desc.clone()).collect();
     println!("path: {}", names.join(" -> "));

@@ -11,6 +11,7 @@ use osmroute_core::dumps::{
 };
 use osmroute_core::io::guid2lid::Guid2Lid;
 use osmroute_core::io::{ibnetdiscover, netfile};
+use osmroute_core::fabric::VlBudget;
 use osmroute_core::{Fabric, PathSl, Routing};
 
 pub struct Loaded {
@@ -43,18 +44,39 @@ pub struct FabricArgs {
     /// default /var/cache/opensm) so the offline run reproduces a live one.
     #[arg(long)]
     pub guid2lid: Option<PathBuf>,
+    /// Data VLs every inter-switch port offers, as OpenSM's max_op_vls and
+    /// the ports' VL capability would leave them (1, 2, 4, 8 or 15).
+    #[arg(long, default_value_t = 8, value_parser = parse_vls)]
+    pub vls: u8,
+    /// Whether SL2VL tables get programmed (OpenSM's `qos`); with `false`
+    /// every engine that needs more than one VL declines, as in OpenSM.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub qos: bool,
 }
 
 impl FabricArgs {
     pub fn load(&self) -> Result<Fabric, String> {
-        fabric(&self.fabric, self.lmc, self.guid2lid.as_deref())
+        let budget = VlBudget {
+            data_vls: self.vls,
+            sl2vl_programmed: self.qos,
+            limited_by: format!("--vls {} sets it; raise --vls (at most 15)", self.vls),
+        };
+        fabric(&self.fabric, self.lmc, self.guid2lid.as_deref(), budget)
     }
 }
 
 /// A fabric file: an ibsim net file with sequential LIDs (`lmc` for CA
 /// ports) or with OpenSM's from its guid2lid cache, or `ibnetdiscover`
 /// output with the LIDs it discovered.
-fn fabric(path: &Path, lmc: u8, guid2lid: Option<&Path>) -> Result<Fabric, String> {
+/// A VL count a port can have.
+fn parse_vls(text: &str) -> Result<u8, String> {
+    match text.parse::<u8>() {
+        Ok(n @ (1 | 2 | 4 | 8 | 15)) => Ok(n),
+        _ => Err(format!("'{text}' VLs: InfiniBand ports offer 1, 2, 4, 8 or 15 data VLs")),
+    }
+}
+
+fn fabric(path: &Path, lmc: u8, guid2lid: Option<&Path>, budget: VlBudget) -> Result<Fabric, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     // ibnetdiscover names nodes by GUID ("S-0002c9...") and carries LIDs.
     let discovered = text.contains("\"S-") && text.contains(" lid ");
@@ -73,6 +95,7 @@ fn fabric(path: &Path, lmc: u8, guid2lid: Option<&Path>) -> Result<Fabric, Strin
         None if discovered => {} // LIDs as discovered
         None => builder.assign_lids_sequential(lmc).map_err(|e| e.to_string())?,
     }
+    builder.set_vl_budget(budget);
     builder.build().map_err(|e| format!("{}: {e}", path.display()))
 }
 

@@ -11,7 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     b.assign_lids_sequential(0)?;
     let f = b.build()?;
     let t = Instant::now();
-    let r = osmroute_core::engines::route("dla", &f, &Default::default())?;
+    let r = osmroute_core::pipeline::route_by_name("dla", &f)?.routing;
     println!("dla route: {:?}", t.elapsed());
     let lids: Vec<osmroute_core::Lid> = f.lids().filter(|(_, o)| f.node(o.node).is_switch()).map(|(l, _)| l).collect();
     let t = Instant::now();

@@ -14,11 +14,11 @@ pub mod fabric;
 pub mod gen;
 pub mod io;
 pub mod parallel;
+pub mod pipeline;
 pub mod rng;
 pub mod routing;
 pub mod topology;
 
-pub use config::Config;
 pub use error::Error;
 pub use fabric::{
     Fabric, FabricBuilder, FabricError, Lid, Node, NodeId, NodeKind, Peer, Port, PortNum, PortRef, SwitchId,

@@ -145,7 +145,6 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::gen::dragonfly::{dragonfly, Params};
 
     fn fabric(a: usize, h: usize, p: usize) -> Fabric {
@@ -157,7 +156,7 @@ mod tests {
     #[test]
     fn dla_is_delivered_minimal_and_credit_loop_free() {
         let f = fabric(4, 2, 2);
-        let r = crate::engines::route("dla", &f, &Config::default()).unwrap();
+        let r = crate::pipeline::route_by_name("dla", &f).unwrap().routing;
         let rep = analyze(&f, &r);
         assert!(rep.delivered(), "{:?}", rep.failures);
         assert_eq!(rep.routes, 72 * 71);
@@ -171,7 +170,7 @@ mod tests {
     #[test]
     fn dla_without_its_vl_shift_has_a_credit_loop() {
         let f = fabric(4, 2, 2);
-        let mut r = crate::engines::route("dla", &f, &Config::default()).unwrap();
+        let mut r = crate::pipeline::route_by_name("dla", &f).unwrap().routing;
         r.sl2vl = None;
         let rep = analyze(&f, &r);
         assert!(rep.delivered());
@@ -183,7 +182,7 @@ mod tests {
     #[test]
     fn broken_tables_are_counted_by_kind() {
         let f = fabric(3, 1, 1);
-        let mut r = crate::engines::route("dla", &f, &Config::default()).unwrap();
+        let mut r = crate::pipeline::route_by_name("dla", &f).unwrap().routing;
         let victim = f.ca_lids().next().unwrap().0;
         for lft in &mut r.lfts {
             lft.set(victim, crate::routing::NO_PATH);

@@ -3,10 +3,58 @@
 //! decline messages that say which setting to change.
 
 use super::layers::{assign_layers, LayerOptions, LayeringError};
-use crate::config::VlLayeringConfig;
+use crate::config::{ConfigError, OptionSpec, Section};
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};
+
+const MAX_VLS: OptionSpec = OptionSpec {
+    key: "max_vls",
+    default: "0",
+    help: "most VLs (= virtual layers = SLs) the deadlock removal may use; 0: what the fabric offers \
+           (OpenSM's max_op_vls, the ports' VL capability; 1 with qos FALSE)",
+};
+const BALANCE_VLS: OptionSpec =
+    OptionSpec { key: "balance_vls", default: "TRUE", help: "spread paths over the layers the removal left free" };
+const BEST_EFFORT: OptionSpec = OptionSpec {
+    key: "best_effort",
+    default: "FALSE",
+    help: "when layers run out, route anyway (loud ERR line: not deadlock-free) instead of declining",
+};
+
+/// The options of the virtual-layer pass, under the section of the engine
+/// that uses it.
+pub const OPTIONS: &[OptionSpec] = &[MAX_VLS, BALANCE_VLS, BEST_EFFORT];
+
+/// Options of the virtual-layer deadlock removal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayeringOptions {
+    /// Most VLs (= virtual layers = SLs) the deadlock removal may use; 0
+    /// means what the fabric offers (its operational data VLs).
+    pub max_vls: u8,
+    /// Spread paths over the VLs left free after deadlock removal.
+    pub balance_vls: bool,
+    /// When the layers run out, route the remaining paths in the last one
+    /// anyway (logging loudly that deadlock freedom is not guaranteed)
+    /// instead of declining.
+    pub best_effort: bool,
+}
+
+impl LayeringOptions {
+    pub fn read(s: &Section) -> Result<Self, ConfigError> {
+        Ok(LayeringOptions {
+            max_vls: s.number(&MAX_VLS, 0, 15)?,
+            balance_vls: s.flag(&BALANCE_VLS)?,
+            best_effort: s.flag(&BEST_EFFORT)?,
+        })
+    }
+}
+
+impl Default for LayeringOptions {
+    fn default() -> Self {
+        LayeringOptions { max_vls: 0, balance_vls: true, best_effort: false }
+    }
+}
 
 /// The VLs `engine` may use: what the fabric offers, bounded by the
 /// engine's `max_vls` option (0: no bound).
@@ -47,7 +95,7 @@ pub fn make_deadlock_free(
     fabric: &Fabric,
     lfts: Vec<Lft>,
     lid_order: &[Lid],
-    opts: &VlLayeringConfig,
+    opts: &LayeringOptions,
 ) -> Result<Routing, Error> {
     let max_layers = vls_allowed(engine, fabric, opts.max_vls);
     let layer_opts = LayerOptions { max_layers, balance: opts.balance_vls, best_effort: opts.best_effort };
@@ -89,4 +137,14 @@ pub fn make_deadlock_free(
         sl2vl.set_ca(sl, table[sl as usize]);
     }
     Ok(Routing { engine: engine.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(layering.sls) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_what_the_options_say() {
+        assert_eq!(LayeringOptions::read(&Section::empty("pssp")).unwrap(), LayeringOptions::default());
+    }
 }

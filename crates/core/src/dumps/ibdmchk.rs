@@ -23,20 +23,6 @@ fn ca_lids(fabric: &Fabric) -> impl Iterator<Item = (Lid, NodeId)> + '_ {
     fabric.ca_lids().map(|(lid, o)| (lid, o.node))
 }
 
-/// Why the ibdmchk path-SL file should not be written for `fabric` (it
-/// would exceed `dump.max_path_sl_lines`), or None.
-pub fn path_sl_too_big(fabric: &Fabric, config: &crate::Config) -> Option<String> {
-    let lines = path_sl_lines(fabric);
-    (lines > config.dump.max_path_sl_lines).then(|| {
-        format!(
-            "not writing {}: it would have {lines} lines (more than dump.max_path_sl_lines = {}); \
-             raise dump.max_path_sl_lines in the osmroute configuration to get it",
-            super::PATH_SL_FILE,
-            config.dump.max_path_sl_lines
-        )
-    })
-}
-
 pub fn write_path_sl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -> io::Result<()> {
     let dlids: Vec<(Lid, NodeId)> = ca_lids(fabric).collect();
     for src in fabric.cas() {
@@ -145,7 +131,6 @@ pub fn read_path_sl(fabric: &Fabric, text: &str) -> Result<crate::routing::PathS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
     use crate::gen::dragonfly::{dragonfly, Params};
 
     #[test]
@@ -153,7 +138,7 @@ mod tests {
         let mut b = dragonfly(&Params::new(3, 1, 1)).unwrap();
         b.assign_lids_sequential(0).unwrap();
         let f = b.build().unwrap();
-        let r = crate::engines::route("dla", &f, &Config::default()).unwrap();
+        let r = crate::pipeline::route_by_name("dla", &f).unwrap().routing;
         let mut text = Vec::new();
         write_sl2vl(&f, &r, &mut text).unwrap();
         let back = read_sl2vl(&f, &String::from_utf8(text).unwrap()).unwrap();

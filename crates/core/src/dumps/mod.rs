@@ -1,6 +1,7 @@
 //! Files that describe a routing: what OpenSM dumps, what ibdmchk reads,
 //! and what `osmroute route` writes.
 
+pub mod bundle;
 pub mod ibdmchk;
 pub mod lfts;
 pub mod osm_sl2vl;

@@ -2,13 +2,72 @@
 //! (Kim & Dally), deadlock-free with one SL and two VLs by shifting to VL 1
 //! on the local hop that follows a global hop (DLA paper, Figures 4 and 8).
 
-use crate::config::{Config, GroupDiscovery};
+use crate::config::{ConfigError, OptionSpec, Section};
+use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchGraph, SwitchId};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, ALL_VL0, NO_PATH, NUM_SLS};
 use crate::topology::dragonfly::{discover_groups, groups_by_mapping, Groups, NotADragonfly};
 
-const NAME: &str = "dla";
+pub const NAME: &str = "dla";
+
+const SL: OptionSpec = OptionSpec {
+    key: "sl",
+    default: "0",
+    help: "the SL every dla path uses (path_sl answers it; CA ports map it to VL 0)",
+};
+const GROUPS: OptionSpec = OptionSpec {
+    key: "groups",
+    default: "neighbourhood",
+    help: "how dla finds groups: neighbourhood (the DLA paper's closed neighbourhoods, groups of one size) \
+           or mapping (link equivalence, for Dragonflies that lost switches)",
+};
+
+/// dla's options (`dla.*` in osmroute.conf).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DlaOptions {
+    /// The SL every path uses (the paper's single SL).
+    pub sl: u8,
+    /// How dla finds the Dragonfly's groups.
+    pub groups: GroupDiscovery,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupDiscovery {
+    /// The DLA paper's stage 1: cliques of closed neighbourhoods; needs
+    /// groups of one size.
+    Neighbourhood,
+    /// Link equivalence (direct-topologies paper §2.2): also finds groups
+    /// that lost switches.
+    Mapping,
+}
+
+impl DlaOptions {
+    pub fn read(s: &Section) -> Result<Self, ConfigError> {
+        s.check_known(INFO.options)?;
+        Ok(DlaOptions {
+            sl: s.number(&SL, 0, 15)?,
+            groups: s.choice(&GROUPS, &[("neighbourhood", GroupDiscovery::Neighbourhood), ("mapping", GroupDiscovery::Mapping)])?,
+        })
+    }
+}
+
+impl Default for DlaOptions {
+    fn default() -> Self {
+        DlaOptions { sl: 0, groups: GroupDiscovery::Neighbourhood }
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo {
+    name: NAME,
+    summary: "Kim & Dally minimal routing for fully connected Dragonflies; 1 SL, 2 VLs",
+    needs_qos: true,
+    options: &[&[SL, GROUPS]],
+    build: |s| {
+        let options = DlaOptions::read(s)?;
+        Ok(Box::new(super::Configured { options, route: |f, o| route(f, o).map(Outcome::from) }))
+    },
+};
 
 /// What a switch port is cabled to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,21 +78,21 @@ enum PortClass {
     Global,
 }
 
-pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
+pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     let graph = fabric.graph();
-    let groups = match config.dla.groups {
+    let groups = match options.groups {
         GroupDiscovery::Neighbourhood => discover_groups(graph),
         GroupDiscovery::Mapping => groups_by_mapping(graph),
     }
     .map_err(|e| Error::declined(NAME, explain(fabric, &e)))?;
     let plan = LinkPlan::new(fabric, &groups);
     let lfts = plan.forwarding_tables(fabric)?;
-    let sl2vl = plan.sl2vl_tables(fabric, config.dla.sl);
+    let sl2vl = plan.sl2vl_tables(fabric, options.sl);
     let sizes = groups.members.iter().map(Vec::len);
     let (smallest, largest) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
     let size = if smallest == largest { smallest.to_string() } else { format!("{smallest} to {largest}") };
     log::info!("dla: {} groups of {size} switches, {} LIDs routed", groups.members.len(), fabric.lids().count());
-    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::Uniform(config.dla.sl) })
+    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::Uniform(options.sl) })
 }
 
 fn explain(fabric: &Fabric, e: &NotADragonfly) -> String {
@@ -293,12 +352,16 @@ mod tests {
     }
 
     #[test]
+    fn defaults_are_what_the_options_say() {
+        assert_eq!(DlaOptions::read(&Section::empty(NAME)).unwrap(), DlaOptions::default());
+    }
+
+    #[test]
     fn mapping_finds_the_groups_of_a_dragonfly_that_lost_a_switch() {
         let f = damaged_dragonfly(false);
-        let e = route(&f, &Config::default()).unwrap_err().to_string();
+        let e = route(&f, &DlaOptions::default()).unwrap_err().to_string();
         assert!(e.contains("dla.groups mapping"), "{e}");
-        let mut config = Config::default();
-        config.dla.groups = GroupDiscovery::Mapping;
+        let config = DlaOptions { groups: GroupDiscovery::Mapping, ..DlaOptions::default() };
         let r = route(&f, &config).unwrap();
         let report = crate::analysis::report::analyze(&f, &r);
         assert!(report.delivered(), "{:?}", report.failures);
@@ -312,8 +375,7 @@ mod tests {
 
     #[test]
     fn mapping_still_declines_a_group_with_a_missing_cable() {
-        let mut config = Config::default();
-        config.dla.groups = GroupDiscovery::Mapping;
+        let config = DlaOptions { groups: GroupDiscovery::Mapping, ..DlaOptions::default() };
         let e = route(&damaged_dragonfly(true), &config).unwrap_err().to_string();
         assert!(e.contains("not cabled") || e.contains("no global link"), "{e}");
     }
@@ -327,7 +389,7 @@ mod tests {
     fn every_pair_takes_a_minimal_dragonfly_path() {
         for shuffle in [None, Some(7)] {
             let f = dragonfly(4, 2, 2, 9, shuffle);
-            let r = route(&f, &Config::default()).unwrap();
+            let r = route(&f, &DlaOptions::default()).unwrap();
             let groups = discover_groups(f.graph()).unwrap();
             let group = |s: SwitchId| groups.of_switch[s.idx()];
             for src in f.cas() {
@@ -355,7 +417,7 @@ mod tests {
     #[test]
     fn sl2vl_follows_figure_8() {
         let f = dragonfly(4, 2, 2, 9, Some(3));
-        let r = route(&f, &Config { dla: crate::config::DlaConfig { sl: 5, ..Default::default() }, ..Config::default() }).unwrap();
+        let r = route(&f, &DlaOptions { sl: 5, ..DlaOptions::default() }).unwrap();
         let groups = discover_groups(f.graph()).unwrap();
         let sl2vl = r.sl2vl.as_ref().unwrap();
         let kind = |s: SwitchId, port: u8| -> &'static str {
@@ -393,7 +455,7 @@ mod tests {
         // 5 groups of 4 switches with h=2: 8 global ports per group, 4 other
         // groups, so two links join every pair of groups.
         let f = dragonfly(4, 2, 1, 5, None);
-        let r = route(&f, &Config::default()).unwrap();
+        let r = route(&f, &DlaOptions::default()).unwrap();
         let groups = discover_groups(f.graph()).unwrap();
         let group = |s: SwitchId| groups.of_switch[s.idx()];
         // Count, per global cable from group 0 to group 1, the CA LIDs of
@@ -419,14 +481,13 @@ mod tests {
     fn per_group_shortcuts_give_figure_4_ports() {
         // One and two global links per group pair, and groups of unequal
         // size (a switch lost; groups found by the mapping).
-        let mut mapped = Config::default();
-        mapped.dla.groups = GroupDiscovery::Mapping;
+        let mapped = DlaOptions { groups: GroupDiscovery::Mapping, ..DlaOptions::default() };
         for (f, config) in [
-            (dragonfly(4, 2, 2, 9, Some(3)), Config::default()),
-            (dragonfly(4, 2, 1, 5, Some(4)), Config::default()),
+            (dragonfly(4, 2, 2, 9, Some(3)), DlaOptions::default()),
+            (dragonfly(4, 2, 1, 5, Some(4)), DlaOptions::default()),
             (damaged_dragonfly(false), mapped),
         ] {
-            let groups = match config.dla.groups {
+            let groups = match config.groups {
                 GroupDiscovery::Mapping => groups_by_mapping(f.graph()).unwrap(),
                 GroupDiscovery::Neighbourhood => discover_groups(f.graph()).unwrap(),
             };
@@ -465,7 +526,7 @@ mod tests {
             }
         }
         b.assign_lids_sequential(0).unwrap();
-        let err = route(&b.build().unwrap(), &Config::default()).unwrap_err().to_string();
+        let err = route(&b.build().unwrap(), &DlaOptions::default()).unwrap_err().to_string();
         assert!(err.starts_with("dla declines: not a fully connected Dragonfly: no global link joins"), "{err}");
         assert!(err.contains("(df-g0-s0)"), "names a switch of the first group: {err}");
     }
@@ -480,7 +541,7 @@ mod tests {
             b.connect(PortRef::new(h, 1), PortRef::new(s[i], 3)).unwrap();
         }
         b.assign_lids_sequential(0).unwrap();
-        let err = route(&b.build().unwrap(), &Config::default()).unwrap_err().to_string();
+        let err = route(&b.build().unwrap(), &DlaOptions::default()).unwrap_err().to_string();
         assert!(err.contains("dla declines: not a Dragonfly with fully connected groups"), "{err}");
         assert!(err.contains("(ring"), "{err}");
     }

@@ -34,16 +34,52 @@ use crate::error::Error;
 use crate::fabric::{Fabric, Lid, NodeId, Peer, PortNum, SwitchId};
 use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
 use crate::topology::grid::map_grid;
-use crate::Config;
+
+use crate::config::{ConfigError, OptionSpec, Section};
+use crate::engines::{EngineInfo, Outcome};
 
 pub const NAME: &str = "hxdor";
+
+const ORDERS: OptionSpec = OptionSpec {
+    key: "orders",
+    default: "0",
+    help: "dimension orders (Mixed DOR), one VL each (two on tori); 0: one per dimension, bounded by the VLs \
+           and, on tori, by 16 / 2^rings SLs; 1: plain DOR on VL 0 (VLs 0 and 1 on tori)",
+};
+
+/// hxdor's options (`hxdor.*`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HxdorOptions {
+    /// Dimension orders (Mixed DOR), one VL each; 0: as many as there are
+    /// dimensions, or VLs if fewer. 1 is plain DOR on one VL.
+    pub orders: u8,
+}
+
+impl HxdorOptions {
+    pub fn read(s: &Section) -> Result<Self, ConfigError> {
+        s.check_known(INFO.options)?;
+        Ok(HxdorOptions { orders: s.number(&ORDERS, 0, 15)? })
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo {
+    name: NAME,
+    summary: "(Mixed) dimension-order routing for FlatFly/HyperX, hypercubes and tori (datelines in the SL), \
+              mapped from the bare graph",
+    needs_qos: true,
+    options: &[&[ORDERS]],
+    build: |s| {
+        let options = HxdorOptions::read(s)?;
+        Ok(Box::new(super::Configured { options, route: |f, o| route(f, o).map(Outcome::from) }))
+    },
+};
 
 /// The dimension orders used: rotations of 0..dims, `count` of them.
 fn orders(dims: usize, count: usize) -> Vec<Vec<usize>> {
     (0..count).map(|r| (0..dims).map(|i| (r + i) % dims).collect()).collect()
 }
 
-pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
+pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> {
     let graph = fabric.graph();
     if graph.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
@@ -99,7 +135,7 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
     if vls < vls_per_order {
         return Err(Error::declined(NAME, format!("rings need 2 VLs for their datelines; {}", why_too_few_vls(NAME, fabric, 0))));
     }
-    let wanted = if config.hxdor.orders == 0 { dims } else { config.hxdor.orders as usize };
+    let wanted = if options.orders == 0 { dims } else { options.orders as usize };
     let count = wanted.min(dims).min(vls / vls_per_order).min(NUM_SLS / sls_per_order).max(1);
     if count < wanted.min(dims) {
         log::warn!(
@@ -211,10 +247,8 @@ mod tests {
         b.build().unwrap()
     }
 
-    fn config(orders: u8) -> Config {
-        let mut c = Config::default();
-        c.hxdor.orders = orders;
-        c
+    fn config(orders: u8) -> HxdorOptions {
+        HxdorOptions { orders }
     }
 
     #[test]
@@ -298,14 +332,14 @@ mod tests {
     #[test]
     fn declines_what_is_not_a_complete_grid() {
         let (b, _) = gen::degrade::drop_switches(&gen::torus::torus(&[6, 6], &[1, 1], 1).unwrap(), 0.03, 1).unwrap();
-        let e = route(&fabric(b), &Config::default()).unwrap_err().to_string();
+        let e = route(&fabric(b), &HxdorOptions::default()).unwrap_err().to_string();
         assert!(e.contains("hxdor declines"), "{e}");
         let mut b = gen::hyperx::hyperx(&[4, 4], &[1, 1], 1).unwrap();
         gen::degrade::drop_links(&mut b, 0.05, 1).unwrap();
-        let e = route(&fabric(b), &Config::default()).unwrap_err().to_string();
+        let e = route(&fabric(b), &HxdorOptions::default()).unwrap_err().to_string();
         assert!(e.contains("not cabled") || e.contains("not a FlatFly"), "{e}");
         let five_rings = fabric(gen::torus::torus(&[5, 5, 5, 5, 5], &[1, 1, 1, 1, 1], 1).unwrap());
-        let e = route(&five_rings, &Config::default()).unwrap_err().to_string();
+        let e = route(&five_rings, &HxdorOptions::default()).unwrap_err().to_string();
         assert!(e.contains("5-ring torus needs a dateline bit per ring"), "{e}");
     }
 }

@@ -14,13 +14,53 @@
 //! Sources pick the LID with the path-selection scheme (§4.2): `offset`.
 //! Up*/down* routes have no credit loops: one VL, SL2VL left as it is.
 
+use crate::config::{ConfigError, OptionSpec, Section};
+use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid, PortNum, PortRef};
 use crate::routing::{DlidChoice, Lft, PathSl, Routing, NO_PATH};
 use crate::topology::fattree::{recognize, FatTree};
-use crate::Config;
 
 pub const NAME: &str = "mlid";
+
+const RAISE_LMC: OptionSpec = OptionSpec {
+    key: "raise_lmc",
+    default: "FALSE",
+    help: "raise OpenSM's lmc to what the tree needs and have it reassign every LID (see mlid in the README)",
+};
+
+/// mlid's options (`mlid.*`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MlidOptions {
+    /// When OpenSM's `lmc` is below what the tree needs, raise it and ask
+    /// OpenSM for a heavy sweep that reassigns every LID (disruptive:
+    /// every host's LIDs change once).
+    pub raise_lmc: bool,
+}
+
+impl MlidOptions {
+    pub fn read(s: &Section) -> Result<Self, ConfigError> {
+        s.check_known(INFO.options)?;
+        Ok(MlidOptions { raise_lmc: s.flag(&RAISE_LMC)? })
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo {
+    name: NAME,
+    summary: "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
+    needs_qos: false,
+    options: &[&[RAISE_LMC]],
+    build: |s| Ok(Box::new(super::Configured { options: MlidOptions::read(s)?, route: outcome })),
+};
+
+/// The routing, the path selection every source needs to use it, and the
+/// LMC to ask OpenSM for when `raise_lmc` is on and the LIDs fall short.
+fn outcome(fabric: &Fabric, options: &MlidOptions) -> Result<Outcome, Error> {
+    let tree = tree_of(fabric)?;
+    let routing = route_tree(fabric, &tree)?;
+    let lmc_request = if options.raise_lmc { lmc_for(fabric, &tree) } else { None };
+    Ok(Outcome { routing, dlid_choice: Some(choice_of(fabric, &tree)), lmc_request })
+}
 
 /// The LMC the tree asks for and the LMC to configure.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,14 +108,20 @@ pub fn tree_of(fabric: &Fabric) -> Result<FatTree, Error> {
 /// The LMC to configure for this fabric, when it differs from the one the
 /// LIDs were assigned with (for `mlid.raise_lmc`).
 pub fn lmc_to_request(fabric: &Fabric) -> Result<Option<u8>, Error> {
-    let tree = tree_of(fabric)?;
-    let plan = LmcPlan::new(&tree, fabric.switches().len(), fabric.max_unicast_lid());
-    Ok((fabric.lmc() < plan.target).then_some(plan.target))
+    Ok(lmc_for(fabric, &tree_of(fabric)?))
 }
 
-pub fn route(fabric: &Fabric, _config: &Config) -> Result<Routing, Error> {
-    let tree = tree_of(fabric)?;
-    let plan = LmcPlan::new(&tree, fabric.switches().len(), fabric.max_unicast_lid());
+fn lmc_for(fabric: &Fabric, tree: &FatTree) -> Option<u8> {
+    let plan = LmcPlan::new(tree, fabric.switch_count(), fabric.max_unicast_lid());
+    (fabric.lmc() < plan.target).then_some(plan.target)
+}
+
+pub fn route(fabric: &Fabric, _options: &MlidOptions) -> Result<Routing, Error> {
+    route_tree(fabric, &tree_of(fabric)?)
+}
+
+fn route_tree(fabric: &Fabric, tree: &FatTree) -> Result<Routing, Error> {
+    let plan = LmcPlan::new(tree, fabric.switches().len(), fabric.max_unicast_lid());
     log::info!(
         "{NAME}: {}-port {}-tree: {} hosts, {} switches, {} paths between halves",
         tree.m,
@@ -84,7 +130,7 @@ pub fn route(fabric: &Fabric, _config: &Config) -> Result<Routing, Error> {
         fabric.switches().len(),
         tree.paths()
     );
-    if let Some(note) = plan.limit_note(&tree) {
+    if let Some(note) = plan.limit_note(tree) {
         log::warn!("{NAME}: {note}");
     }
     let lmc = fabric.lmc();
@@ -111,7 +157,7 @@ pub fn route(fabric: &Fabric, _config: &Config) -> Result<Routing, Error> {
         for (o, lid) in port.lids().enumerate() {
             let ideal = pid * count + o;
             for (s, lft) in lfts.iter_mut().enumerate() {
-                lft.set(lid, out_port(&tree, s, label, ideal, host_port));
+                lft.set(lid, out_port(tree, s, label, ideal, host_port));
             }
         }
     }
@@ -160,7 +206,10 @@ fn route_switch_lids(fabric: &Fabric, lfts: &mut [Lft]) {
 /// (source base LID, destination base LID, DLID), for every ordered pair
 /// of host ports.
 pub fn path_selection(fabric: &Fabric) -> Result<DlidChoice, Error> {
-    let tree = tree_of(fabric)?;
+    Ok(choice_of(fabric, &tree_of(fabric)?))
+}
+
+fn choice_of(fabric: &Fabric, tree: &FatTree) -> DlidChoice {
     let hosts: Vec<(PortRef, Lid, u32, &Vec<usize>)> = fabric
         .end_ports()
         .filter_map(|(at, p)| tree.host_label.get(&at.node).map(|label| (at, p.lid, p.lid_count(), label)))
@@ -174,7 +223,7 @@ pub fn path_selection(fabric: &Fabric) -> Result<DlidChoice, Error> {
             }
         }
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -195,7 +244,7 @@ mod tests {
     fn full_lmc_routes_are_up_down_and_loop_free() {
         for (m, n, lmc) in [(4, 3, 2), (8, 3, 4), (4, 4, 3), (8, 2, 2)] {
             let f = tree_fabric(m, n, lmc);
-            let r = route(&f, &Config::default()).unwrap();
+            let r = route(&f, &MlidOptions::default()).unwrap();
             let report = analyze(&f, &r);
             assert!(report.delivered(), "FT({m},{n}): {:?}", report.failures);
             assert!(report.credit_loop.is_none(), "FT({m},{n})");
@@ -215,7 +264,7 @@ mod tests {
             let (&node, _) = tree.host_label.iter().find(|(_, l)| l.as_slice() == label).unwrap();
             (PortRef::new(node, 1), f.node(node).port(1).unwrap().lid)
         };
-        let r = route(&f, &Config::default()).unwrap();
+        let r = route(&f, &MlidOptions::default()).unwrap();
         let (_, dlid_base) = port_of(&[5, 2, 1]);
         let mut used = std::collections::HashSet::new();
         for a in 0..4 {
@@ -250,7 +299,7 @@ mod tests {
     #[test]
     fn fewer_lids_still_deliver_without_loops() {
         let f = tree_fabric(8, 3, 1);
-        let r = route(&f, &Config::default()).unwrap();
+        let r = route(&f, &MlidOptions::default()).unwrap();
         let report = analyze(&f, &r);
         assert!(report.delivered() && report.credit_loop.is_none());
         assert_eq!(lmc_to_request(&f).unwrap(), Some(4));
@@ -260,7 +309,7 @@ mod tests {
     fn declines_what_is_not_a_tree() {
         let mut b = gen::hyperx::hyperx(&[3, 3], &[1, 1], 1).unwrap();
         b.assign_lids_sequential(0).unwrap();
-        let e = route(&b.build().unwrap(), &Config::default()).unwrap_err().to_string();
+        let e = route(&b.build().unwrap(), &MlidOptions::default()).unwrap_err().to_string();
         assert!(e.contains("mlid declines: the fabric is not an m-port n-tree"), "{e}");
     }
 }

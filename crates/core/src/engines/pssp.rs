@@ -16,14 +16,65 @@
 //! prefer channels the port's earlier LIDs did not use, so its LIDs take
 //! different paths where the topology offers them.
 
-use crate::config::Config;
-use crate::deadlock::vl_layers;
+use crate::config::{ConfigError, OptionSpec, Section};
+use crate::deadlock::vl_layers::{self, LayeringOptions};
+use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Bfs, Fabric, Lid, PortNum, PortRef, SwitchId};
 use crate::rng::Rng;
 use crate::routing::{Lft, PathSl, Routing, NO_PATH};
 
 pub const NAME: &str = "pssp";
+
+const DEADLOCK_REMOVAL: OptionSpec = OptionSpec {
+    key: "deadlock_removal",
+    default: "TRUE",
+    help: "assign paths to virtual layers; FALSE routes on SL 0 only (credit loops possible; logged as a warning)",
+};
+const SEED: OptionSpec = OptionSpec {
+    key: "seed",
+    default: "0",
+    help: "order in which destinations are routed: 0 the built-in order (round-robin over switches in direct \
+           networks, leaf by leaf in fat trees), else shuffled with this seed",
+};
+
+/// pssp's options (`pssp.*`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PsspOptions {
+    /// Assign paths to virtual layers so that no layer has a credit loop.
+    pub deadlock_removal: bool,
+    pub layering: LayeringOptions,
+    /// Seed of the order in which destinations are routed (0: built-in).
+    pub seed: u64,
+}
+
+impl PsspOptions {
+    pub fn read(s: &Section) -> Result<Self, ConfigError> {
+        s.check_known(INFO.options)?;
+        Ok(PsspOptions {
+            deadlock_removal: s.flag(&DEADLOCK_REMOVAL)?,
+            layering: LayeringOptions::read(s)?,
+            seed: s.number(&SEED, 0, u64::MAX)?,
+        })
+    }
+}
+
+impl Default for PsspOptions {
+    fn default() -> Self {
+        PsspOptions { deadlock_removal: true, layering: LayeringOptions::default(), seed: 0 }
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo {
+    name: NAME,
+    summary: "P-SSSP: globally balanced minimal paths, deadlock-free by virtual layers (SLs/VLs)",
+    needs_qos: true,
+    options: &[&[DEADLOCK_REMOVAL, SEED], vl_layers::OPTIONS],
+    build: |s| {
+        let options = PsspOptions::read(s)?;
+        Ok(Box::new(super::Configured { options, route: |f, o| route(f, o).map(Outcome::from) }))
+    },
+};
 
 /// The destinations in routing order: each LID-carrying port with its
 /// LIDs, switches' own LIDs last, shuffled instead when `seed` is not 0.
@@ -76,8 +127,7 @@ pub struct MinimalTables {
     pub edge_forwarding_index: u64,
 }
 
-pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
-    let opts = &config.pssp;
+pub fn route(fabric: &Fabric, opts: &PsspOptions) -> Result<Routing, Error> {
     if fabric.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
@@ -174,4 +224,25 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
     let edge_forwarding_index = load.iter().max().copied().unwrap_or(0);
     let lid_order: Vec<Lid> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
     MinimalTables { lfts, lid_order, edge_forwarding_index }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_what_the_options_say() {
+        assert_eq!(PsspOptions::read(&Section::empty(NAME)).unwrap(), PsspOptions::default());
+    }
+
+    #[test]
+    fn options_are_read_from_the_pssp_section() {
+        let text = "pssp.max_vls 4\npssp.deadlock_removal FALSE\npssp.best_effort yes\npssp.seed 9\n";
+        let settings = crate::config::Settings::parse(text, "x", &crate::engines::config_sections());
+        let o = PsspOptions::read(&settings.section(NAME)).unwrap();
+        let l = &o.layering;
+        assert_eq!((l.max_vls, o.deadlock_removal, l.balance_vls, o.seed, l.best_effort), (4, false, true, 9, true));
+        let bad = crate::config::Settings::parse("pssp.balance_vls maybe\n", "x", &crate::engines::config_sections());
+        assert!(PsspOptions::read(&bad.section(NAME)).unwrap_err().message.contains("TRUE or FALSE"));
+    }
 }

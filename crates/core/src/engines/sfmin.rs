@@ -19,9 +19,44 @@ use crate::error::Error;
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchGraph, SwitchId, UNREACHABLE};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, NUM_SLS};
 use crate::topology::slimfly::{recover_labels, SlimFlyLabels};
-use crate::Config;
+
+use crate::config::{ConfigError, OptionSpec, Section};
+use crate::engines::{EngineInfo, Outcome};
 
 pub const NAME: &str = "sfmin";
+
+const SEED: OptionSpec = OptionSpec {
+    key: "seed",
+    default: "0",
+    help: "fabrics that are not Slim Flies: order of the balanced minimal paths, as pssp.seed",
+};
+
+/// sfmin's options (`sfmin.*`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SfminOptions {
+    /// Seed of the balanced minimal paths for diameter-2 fabrics without
+    /// MMS labels (as `pssp.seed`).
+    pub seed: u64,
+}
+
+impl SfminOptions {
+    pub fn read(s: &Section) -> Result<Self, ConfigError> {
+        s.check_known(INFO.options)?;
+        Ok(SfminOptions { seed: s.number(&SEED, 0, u64::MAX)? })
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo {
+    name: NAME,
+    summary: "minimal routing for Slim Fly (by MMS labels recovered from the graph) and other diameter-2 fabrics; \
+              VL 0 from hosts, VL 1 between switches",
+    needs_qos: true,
+    options: &[&[SEED]],
+    build: |s| {
+        let options = SfminOptions::read(s)?;
+        Ok(Box::new(super::Configured { options, route: |f, o| route(f, o).map(Outcome::from) }))
+    },
+};
 
 /// Two switches farthest apart and their distance in switch hops
 /// (`usize::MAX` when some pair is not connected).
@@ -38,7 +73,7 @@ fn farthest_pair(g: &SwitchGraph) -> (SwitchId, SwitchId, usize) {
     worst
 }
 
-pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
+pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> {
     if fabric.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
     }
@@ -77,7 +112,7 @@ pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
         }
         Err(why) => {
             log::info!("{NAME}: no MMS labels ({why}); balanced minimal paths");
-            balanced_minimal(fabric, config.pssp.seed, NAME).lfts
+            balanced_minimal(fabric, options.seed, NAME).lfts
         }
     };
     let mut sl2vl = Sl2Vl::new(fabric, [1; NUM_SLS]);
@@ -156,7 +191,7 @@ mod tests {
     fn slim_flies_route_minimally_on_two_vls_without_loops() {
         for q in [5, 7, 9] {
             let f = fabric(gen::slimfly::slimfly(q, 2).unwrap(), 8);
-            let r = route(&f, &Config::default()).unwrap();
+            let r = route(&f, &SfminOptions::default()).unwrap();
             let report = analyze(&f, &r);
             assert!(report.delivered(), "q={q}: {:?}", report.failures);
             assert!(report.max_hops() <= 2);
@@ -175,20 +210,20 @@ mod tests {
     fn other_diameter_two_fabrics_get_balanced_minimal_paths() {
         // A 4 × 4 HyperX has switch diameter 2 but no MMS labels.
         let f = fabric(gen::hyperx::hyperx(&[4, 4], &[1, 1], 2).unwrap(), 8);
-        let r = route(&f, &Config::default()).unwrap();
+        let r = route(&f, &SfminOptions::default()).unwrap();
         let report = analyze(&f, &r);
         assert!(report.delivered() && report.max_hops() <= 2, "{:?}", report.failures);
         assert!(report.credit_loop.is_none());
-        assert_eq!(r.lfts, balanced_minimal(&f, Config::default().pssp.seed, NAME).lfts);
+        assert_eq!(r.lfts, balanced_minimal(&f, SfminOptions::default().seed, NAME).lfts);
     }
 
     #[test]
     fn declines_larger_diameters_and_one_vl() {
         let torus = fabric(gen::torus::torus(&[4, 4], &[1, 1], 1).unwrap(), 8);
-        let e = route(&torus, &Config::default()).unwrap_err().to_string();
+        let e = route(&torus, &SfminOptions::default()).unwrap_err().to_string();
         assert!(e.contains("up to 4 switch hops") && e.contains("use pssp or layered"), "{e}");
         let sf = fabric(gen::slimfly::slimfly(5, 1).unwrap(), 1);
-        let e = route(&sf, &Config::default()).unwrap_err().to_string();
+        let e = route(&sf, &SfminOptions::default()).unwrap_err().to_string();
         assert!(e.contains("needs 2 VLs"), "{e}");
     }
 }

@@ -273,11 +273,21 @@ impl Bfs {
         if self.source == Some(source) {
             return;
         }
+        self.run_from(graph, &[source]);
         self.source = Some(source);
+    }
+
+    /// Searches from all of `sources` at once (distance 0 for each).
+    pub fn run_from(&mut self, graph: &SwitchGraph, sources: &[SwitchId]) {
+        self.source = None;
         self.dist.fill(u32::MAX);
         self.order.clear();
-        self.dist[source] = 0;
-        self.order.push(source);
+        for &s in sources {
+            if self.dist[s] == u32::MAX {
+                self.dist[s] = 0;
+                self.order.push(s);
+            }
+        }
         let mut head = 0;
         while head < self.order.len() {
             let x = self.order[head];

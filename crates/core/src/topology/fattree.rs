@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::fabric::{describe, Fabric, NodeId, Peer, SwitchId};
+use crate::fabric::{describe, Bfs, Fabric, NodeId, Peer, SwitchId};
 
 #[derive(Clone, Debug)]
 pub struct FatTree {
@@ -103,26 +103,15 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
         }
     }
     // Levels: leaves (switches with hosts) at the bottom, n − 1.
-    let mut dist = vec![usize::MAX; switches];
-    let mut queue: Vec<usize> = (0..switches).filter(|&s| !hosts[s].is_empty()).collect();
-    if queue.is_empty() {
+    let leaves_first: Vec<SwitchId> = graph.ids().filter(|&s| !hosts[s.idx()].is_empty()).collect();
+    if leaves_first.is_empty() {
         return Err("no switch has hosts".into());
     }
-    for &s in &queue {
-        dist[s] = 0;
-    }
-    let mut head = 0;
-    while head < queue.len() {
-        let x = queue[head];
-        head += 1;
-        for &(_, y) in &links[x] {
-            if dist[y] == usize::MAX {
-                dist[y] = dist[x] + 1;
-                queue.push(y);
-            }
-        }
-    }
-    if let Some(s) = (0..switches).find(|&s| dist[s] == usize::MAX) {
+    let mut bfs = Bfs::new(switches);
+    bfs.run_from(graph, &leaves_first);
+    let dist: Vec<usize> = graph.ids().map(|s| bfs.dist(s) as usize).collect();
+    let queue: Vec<usize> = bfs.order().iter().map(|s| s.idx()).collect();
+    if let Some(s) = graph.ids().find(|&s| !bfs.reached(s)).map(SwitchId::idx) {
         return Err(format!("{} is not connected to the switches with hosts", name(s)));
     }
     let n = dist.iter().max().copied().unwrap_or(0) + 1;

@@ -14,13 +14,79 @@ mod hop_position;
 
 pub use construct::{build_layers, Layers};
 
-use crate::config::{Config, LayeredDeadlock};
-use crate::deadlock::vl_layers;
+use crate::config::{ConfigError, OptionSpec, Section};
+use crate::deadlock::vl_layers::{self, LayeringOptions};
+use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid, SwitchGraph, SwitchId, UNREACHABLE};
 use crate::routing::{Lft, Routing, NO_PATH};
 
 pub const NAME: &str = "layered";
+
+const DEADLOCK: OptionSpec = OptionSpec {
+    key: "deadlock",
+    default: "vl_layers",
+    help: "vl_layers (the virtual-layer pass pssp uses) or hop_position (3 VL classes by hop position; \
+           paths of at most 3 switch hops)",
+};
+const SEED: OptionSpec = OptionSpec {
+    key: "seed",
+    default: "1",
+    help: "order within a priority level of the layer construction; same seed, same tables",
+};
+
+/// How `layered` makes its multipath routing deadlock-free (§5.2 of the
+/// Slim Fly paper).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LayeredDeadlock {
+    /// The virtual-layer pass `pssp` uses (DFSSSP's scheme): as many VLs as
+    /// the paths' dependencies need.
+    VlLayers,
+    /// Three VL classes by hop position (first, second, third inter-switch
+    /// hop), told apart with a proper switch colouring carried in the SL;
+    /// any number of routing layers, paths of at most 3 switch hops.
+    HopPosition,
+}
+
+/// layered's options (`layered.*`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayeredOptions {
+    pub deadlock: LayeredDeadlock,
+    /// Options of the `VlLayers` scheme (`layered.max_vls` also bounds the
+    /// VLs `HopPosition` spreads its three classes over).
+    pub layering: LayeringOptions,
+    /// Seed of the random order within a priority level (§B.1.2).
+    pub seed: u64,
+}
+
+impl LayeredOptions {
+    pub fn read(s: &Section) -> Result<Self, ConfigError> {
+        s.check_known(INFO.options)?;
+        let schemes = [("vl_layers", LayeredDeadlock::VlLayers), ("hop_position", LayeredDeadlock::HopPosition)];
+        Ok(LayeredOptions {
+            deadlock: s.choice(&DEADLOCK, &schemes)?,
+            layering: LayeringOptions::read(s)?,
+            seed: s.number(&SEED, 0, u64::MAX)?,
+        })
+    }
+}
+
+impl Default for LayeredOptions {
+    fn default() -> Self {
+        LayeredOptions { deadlock: LayeredDeadlock::VlLayers, layering: LayeringOptions::default(), seed: 1 }
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo {
+    name: NAME,
+    summary: "Slim Fly layered multipath: minimal layer 0, almost-minimal paths on LID offsets 1..2^LMC-1",
+    needs_qos: true,
+    options: &[&[DEADLOCK, SEED], vl_layers::OPTIONS],
+    build: |s| {
+        let options = LayeredOptions::read(s)?;
+        Ok(Box::new(super::Configured { options, route: |f, o| route(f, o).map(Outcome::from) }))
+    },
+};
 
 /// Two switches with hosts that cannot reach each other, if any.
 fn disconnected_pair(g: &SwitchGraph) -> Option<(SwitchId, SwitchId)> {
@@ -30,7 +96,7 @@ fn disconnected_pair(g: &SwitchGraph) -> Option<(SwitchId, SwitchId)> {
 }
 
 /// The layers for the fabric's LMC, as `route` builds them.
-pub fn layers_for(fabric: &Fabric, config: &Config) -> Result<Layers, Error> {
+pub fn layers_for(fabric: &Fabric, opts: &LayeredOptions) -> Result<Layers, Error> {
     let graph = fabric.graph();
     if graph.switch_count() == 0 {
         return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
@@ -49,12 +115,11 @@ pub fn layers_for(fabric: &Fabric, config: &Config) -> Result<Layers, Error> {
              set `lmc 2` (4 layers) or `lmc 3` (8 layers) in opensm.conf for almost-minimal paths"
         );
     }
-    Ok(build_layers(graph, count, config.layered.seed))
+    Ok(build_layers(graph, count, opts.seed))
 }
 
-pub fn route(fabric: &Fabric, config: &Config) -> Result<Routing, Error> {
-    let opts = &config.layered;
-    let layers = layers_for(fabric, config)?;
+pub fn route(fabric: &Fabric, opts: &LayeredOptions) -> Result<Routing, Error> {
+    let layers = layers_for(fabric, opts)?;
     for l in 1..layers.count() {
         log::info!(
             "{NAME}: layer {l}: {} almost-minimal paths inserted, {} switch pairs without one (routed by the shortest path the layer allows)",

@@ -1,6 +1,5 @@
 use super::*;
 use crate::analysis::report::analyze;
-use crate::config::LayeredDeadlock;
 use crate::fabric::VlBudget;
 use crate::gen::{self, slimfly::slimfly};
 
@@ -12,10 +11,8 @@ fn fabric(builder: crate::FabricBuilder, lmc: u8, vls: u8) -> Fabric {
     b.build().unwrap()
 }
 
-fn config(deadlock: LayeredDeadlock) -> Config {
-    let mut c = Config::default();
-    c.layered.deadlock = deadlock;
-    c
+fn config(deadlock: LayeredDeadlock) -> LayeredOptions {
+    LayeredOptions { deadlock, ..LayeredOptions::default() }
 }
 
 /// Routes, then checks delivery and credit loops the way `check` does.
@@ -37,7 +34,7 @@ fn slim_fly_layers_are_loop_free_with_either_scheme() {
     assert!(report.max_hops() <= 3, "hop-position needs ≤ 3 hops, got {}", report.max_hops());
     assert_eq!(hop.vls_needed(), 8, "the three hop classes spread over all VLs offered");
     let mut three = config(LayeredDeadlock::HopPosition);
-    three.layered.layering.max_vls = 3;
+    three.layering.max_vls = 3;
     let r = route(&f, &three).unwrap();
     assert_eq!(r.vls_needed(), 3);
     assert!(analyze(&f, &r).credit_loop.is_none());
@@ -46,7 +43,7 @@ fn slim_fly_layers_are_loop_free_with_either_scheme() {
 #[test]
 fn layer_zero_is_minimal_and_later_layers_almost_minimal() {
     let f = fabric(slimfly(5, 1).unwrap(), 2, 8);
-    let layers = layers_for(&f, &Config::default()).unwrap();
+    let layers = layers_for(&f, &LayeredOptions::default()).unwrap();
     let g = f.graph();
     assert_eq!(layers.count(), 4);
     let (mut longer, mut pairs) = (0, 0);
@@ -75,8 +72,8 @@ fn layer_zero_is_minimal_and_later_layers_almost_minimal() {
 #[test]
 fn layer_l_is_lid_offset_l() {
     let f = fabric(slimfly(5, 1).unwrap(), 1, 8);
-    let r = route(&f, &Config::default()).unwrap();
-    let layers = layers_for(&f, &Config::default()).unwrap();
+    let r = route(&f, &LayeredOptions::default()).unwrap();
+    let layers = layers_for(&f, &LayeredOptions::default()).unwrap();
     let ca = f.cas().next().unwrap();
     let port = f.node(ca).port(1).unwrap();
     let dest = f.lid_switch(port.lid).unwrap();
@@ -92,11 +89,10 @@ fn layer_l_is_lid_offset_l() {
 #[test]
 fn same_seed_same_tables_other_seed_other_tables() {
     let f = fabric(slimfly(5, 1).unwrap(), 2, 8);
-    let a = route(&f, &Config::default()).unwrap();
-    let b = route(&f, &Config::default()).unwrap();
+    let a = route(&f, &LayeredOptions::default()).unwrap();
+    let b = route(&f, &LayeredOptions::default()).unwrap();
     assert_eq!(a.lfts, b.lfts);
-    let mut other = Config::default();
-    other.layered.seed = 99;
+    let other = LayeredOptions { seed: 99, ..LayeredOptions::default() };
     assert_ne!(a.lfts, route(&f, &other).unwrap().lfts);
 }
 
@@ -137,7 +133,7 @@ fn disconnected_fabric_is_declined_by_name() {
         b.connect(crate::PortRef::new(ca, 1), crate::PortRef::new(sw, 1)).unwrap();
     }
     let f = fabric(b, 0, 8);
-    let e = route(&f, &Config::default()).unwrap_err().to_string();
+    let e = route(&f, &LayeredOptions::default()).unwrap_err().to_string();
     assert!(e.contains("no path between them"), "{e}");
 }
 
@@ -148,11 +144,26 @@ fn slim_fly_disjoint_paths_grow_with_layers() {
     // pairs can reach 3 disjoint paths.
     let share = |lmc| {
         let f = fabric(slimfly(5, 4).unwrap(), lmc, 8);
-        let r = route(&f, &Config::default()).unwrap();
+        let r = route(&f, &LayeredOptions::default()).unwrap();
         let report = crate::analysis::layers::layer_report(&f, &r);
         assert_eq!((report.pairs, report.undelivered), (2450, 0));
         report.disjoint_at_least(3)
     };
     let (four, eight) = (share(2), share(3));
     assert!(four > 0.5 && eight > 0.8 && eight <= 2100.0 / 2450.0, "{four} {eight}");
+}
+
+#[test]
+fn defaults_are_what_the_options_say() {
+    assert_eq!(LayeredOptions::read(&Section::empty(NAME)).unwrap(), LayeredOptions::default());
+    let settings = crate::config::Settings::parse(
+        "layered.deadlock hop_position\nlayered.max_vls 6\nlayered.seed 3\n",
+        "x",
+        &crate::engines::config_sections(),
+    );
+    let o = LayeredOptions::read(&settings.section(NAME)).unwrap();
+    assert_eq!((o.deadlock, o.layering.max_vls, o.seed), (LayeredDeadlock::HopPosition, 6, 3));
+    let bad = crate::config::Settings::parse("layered.deadlock dfsssp\n", "x", &crate::engines::config_sections());
+    let e = LayeredOptions::read(&bad.section(NAME)).unwrap_err();
+    assert!(e.message.contains("vl_layers, hop_position"), "{e}");
 }
