@@ -16,6 +16,50 @@ start_ibsim() {
     wait_for_line "$log" "MaxMcastCap" 600 || { echo "ibsim did not start; see $log" >&2; return 1; }
 }
 
+# start_ibsim_live NETFILE LOG: start_ibsim with ibsim's console open on a
+# FIFO ($SIMDIR/console, kept open by a sleeping writer so ibsim never sees
+# end of file); ibsim_console sends it commands. Sets IBSIM_PID and
+# CONSOLE_HOLDER_PID.
+start_ibsim_live() {
+    local net=$1 log=$2 nodes switches ports
+    nodes=$(grep -cE '^(Switch|Hca|Ca)' "$net")
+    switches=$(grep -cE '^Switch' "$net")
+    ports=$(( $(grep -cE '^\[' "$net") + nodes ))
+    CONSOLE="$SIMDIR/console"
+    rm -f "$CONSOLE"
+    mkfifo "$CONSOLE"
+    sleep infinity >"$CONSOLE" &
+    CONSOLE_HOLDER_PID=$!
+    ibsim -s -N $((nodes + 16)) -S $((switches + 16)) -P $((ports + 64)) "$net" <"$CONSOLE" >"$log" 2>&1 &
+    IBSIM_PID=$!
+    wait_for_line "$log" "MaxMcastCap" 600 || { echo "ibsim did not start; see $log" >&2; return 1; }
+}
+
+# ibsim_console COMMAND: e.g. ibsim_console 'unlink "sw1"[3]'.
+ibsim_console() {
+    echo "$1" >"$CONSOLE"
+}
+
+# wait_for_pass LOG DONE: waits until OpenSM's LOG has more than DONE
+# routing passes ("tables configured on all switches"), the last one
+# finished (as many "SUBNET UP") and no new pass for 5 s; prints the count.
+wait_for_pass() {
+    local log=$1 done=$2 count up quiet=0 waited=0
+    while :; do
+        sleep 1
+        waited=$((waited + 1))
+        [ "$waited" -lt 600 ] || { echo "no routing pass in $log after 600 s" >&2; return 1; }
+        count=$(grep -c "tables configured on all switches" "$log" || true)
+        up=$(grep -c "SUBNET UP" "$log" || true)
+        if [ "$count" -gt "$done" ] && [ "$up" -ge "$count" ]; then
+            if [ "$count" = "${last:-}" ]; then quiet=$((quiet + 1)); else quiet=0; fi
+            [ "$quiet" -lt 5 ] || break
+        fi
+        last=$count
+    done
+    echo "$count"
+}
+
 # start_opensm CONF LOG: runs opensm -F CONF under umad2sim with the plugin
 # from target/release, its cache (guid2lid, neighbors) next to CONF rather
 # than in /var/cache/opensm; sets OPENSM_PID.

@@ -148,7 +148,7 @@ fn without_the_vl_shift_ibdmchk_finds_credit_loops() {
 }
 
 #[test]
-fn dla_declines_a_ring_and_opensm_falls_back_to_minhop() {
+fn dla_declines_a_ring_and_opensm_falls_back_to_pssp() {
     let mut net = String::new();
     for i in 0..6 {
         net += &format!("Hca 1 \"h{i}\"\n[1] \"s{i}\"[1]\n\n");
@@ -157,8 +157,8 @@ fn dla_declines_a_ring_and_opensm_falls_back_to_minhop() {
         net += &format!("Switch 3 \"s{i}\"\n[1] \"h{i}\"[1]\n[2] \"s{}\"[3]\n[3] \"s{}\"[2]\n\n", (i + 1) % 6, (i + 5) % 6);
     }
     let mut sim = Sim::start("ring", &net);
-    let osm = sim.opensm(&["routing_engine dla,minhop", "qos TRUE"], &[]);
-    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    let osm = sim.opensm(&["routing_engine dla,pssp", "qos TRUE"], &[]);
+    osm.wait_for("pssp tables configured on all switches", timeout_for(&net));
     let declines = osm.lines_with("ERR osmroute: dla declines: not a Dragonfly");
     assert_eq!(declines.len(), 1, "one decline line: {:#?}", osm.lines_with("osmroute"));
     assert!(declines[0].contains("(s"), "names the switches: {}", declines[0]);
@@ -166,7 +166,7 @@ fn dla_declines_a_ring_and_opensm_falls_back_to_minhop() {
 }
 
 #[test]
-fn dla_declines_without_qos_and_opensm_falls_back_to_minhop() {
+fn dla_declines_without_qos_and_opensm_falls_back() {
     let net = dragonfly_net(4, 2, 2, 3);
     let mut sim = Sim::start("noqos", &net);
     let osm = sim.opensm(&["routing_engine dla,minhop", "qos FALSE"], &[]);
@@ -183,8 +183,8 @@ fn a_bad_config_line_makes_dla_decline_naming_key_and_file() {
     let conf = sim.dir.join("osmroute.conf");
     std::fs::write(&conf, "# options\ndla.sl 42\n").expect("write config");
     let conf_s = conf.display().to_string();
-    let osm = sim.opensm(&["routing_engine dla,minhop", "qos TRUE"], &[("OSMROUTE_CONFIG", &conf_s)]);
-    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    let osm = sim.opensm(&["routing_engine dla,pssp", "qos TRUE"], &[("OSMROUTE_CONFIG", &conf_s)]);
+    osm.wait_for("pssp tables configured on all switches", timeout_for(&net));
     let errs = osm.lines_with("ERR osmroute:");
     assert!(
         errs.iter().any(|l| l.contains(&format!("{conf_s}:2: key 'dla.sl'")) && l.contains("not a number from 0 to 15")),
@@ -228,23 +228,24 @@ fn a_heavy_resweep_routes_again() {
     assert_routed_cleanly(&osm);
 }
 
-/// A Dragonfly that lost a switch: the paper's group discovery (groups of
-/// one size) declines; `dla.groups mapping` finds the groups by link
-/// equivalence and routes minimally without credit loops.
+/// A Dragonfly that lost a switch: dla finds the groups by itself (its
+/// default `dla.groups auto`) and routes minimally without credit loops;
+/// told to use only the paper's closed neighbourhoods, it declines, points
+/// to `auto`, and the fallback OpenSM names (our pssp) routes instead.
 #[test]
-fn dla_with_link_mapping_routes_a_dragonfly_that_lost_a_switch() {
+fn dla_routes_a_dragonfly_that_lost_a_switch() {
     let net = harness::generate_shuffled(
         &["dragonfly", "--a", "5", "--h", "2", "--p", "1", "--groups", "6", "--drop-switches", "0.03"],
         1,
     );
     let mut sim = Sim::start("df-mapping", &net);
-    let osm = sim.opensm(&["routing_engine dla,minhop", "qos TRUE"], &[]);
-    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    let osm = sim.opensm_configured(&["routing_engine dla,pssp", "qos TRUE"], "dla.groups neighbourhood\n");
+    osm.wait_for("pssp tables configured on all switches", timeout_for(&net));
     let declines = osm.lines_with("ERR osmroute: dla declines");
-    assert!(declines.len() == 1 && declines[0].contains("dla.groups mapping"), "{declines:#?}");
+    assert!(declines.len() == 1 && declines[0].contains("dla.groups auto"), "{declines:#?}");
     drop(osm);
 
-    let osm = sim.opensm_configured(&["routing_engine dla", "qos TRUE"], "dla.groups mapping\n");
+    let osm = sim.opensm(&["routing_engine dla,pssp", "qos TRUE"], &[]);
     osm.wait_for(UP, timeout_for(&net));
     assert_routed_cleanly(&osm);
     let (fabric, routing) = read_back(&sim, &net);

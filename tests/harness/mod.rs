@@ -1,7 +1,9 @@
 //! Running ibsim and the distribution's OpenSM for integration tests.
 //!
 //! Facts this relies on (checked on Debian bookworm's packages):
-//! - `ibsim -s -n NETFILE` simulates the fabric without a console; it prints
+//! - `ibsim -s -n NETFILE` simulates the fabric without a console (without
+//!   `-n` it reads console commands such as `unlink "NAME"[PORT]` on
+//!   stdin, kept open here as a pipe); it prints
 //!   its limits (`MaxMcastCap ...`) once the fabric is parsed and its socket
 //!   is up. `IBSIM_SOCKNAME` gives every simulation its own socket, so tests
 //!   run in parallel. `-N/-S/-P` raise its node, switch and port limits.
@@ -104,12 +106,31 @@ pub struct Sim {
     pub netfile: PathBuf,
     sock: String,
     ibsim: Child,
+    /// ibsim's console (`start_live`).
+    console: Option<std::process::ChildStdin>,
     opensm_runs: usize,
 }
 
 impl Sim {
     /// Writes `net` into a fresh run directory and simulates it.
     pub fn start(name: &str, net: &str) -> Sim {
+        Self::spawn(name, net, false)
+    }
+
+    /// `start` with ibsim's console open, for faults while OpenSM runs
+    /// (`console`).
+    pub fn start_live(name: &str, net: &str) -> Sim {
+        Self::spawn(name, net, true)
+    }
+
+    /// Sends one console command to ibsim, e.g. `unlink "NAME"[PORT]`.
+    pub fn console(&mut self, command: &str) {
+        use std::io::Write;
+        let console = self.console.as_mut().expect("the simulation was started with start_live");
+        writeln!(console, "{command}").and_then(|()| console.flush()).expect("write to ibsim's console");
+    }
+
+    fn spawn(name: &str, net: &str, live: bool) -> Sim {
         require("ibsim", "ibsim-utils");
         assert!(Path::new(UMAD2SIM).exists(), "{UMAD2SIM} missing: install libumad2sim0");
         let run = RUNS.fetch_add(1, Ordering::SeqCst);
@@ -123,17 +144,19 @@ impl Sim {
         let ports = net.lines().filter(|l| l.starts_with('[')).count() + nodes;
         let sock = format!("osmroute-{name}-{}-{run}", std::process::id());
         let log = std::fs::File::create(dir.join("ibsim.log")).expect("ibsim log");
-        let ibsim = Command::new("ibsim")
-            .args(["-s", "-n"])
+        let mut ibsim = Command::new("ibsim")
+            .arg("-s")
+            .args(if live { &[][..] } else { &["-n"][..] })
             .args(["-N", &(nodes + 16).to_string(), "-S", &(switches + 16).to_string(), "-P", &(ports + 64).to_string()])
             .arg(&netfile)
             .env("IBSIM_SOCKNAME", &sock)
-            .stdin(Stdio::null())
+            .stdin(if live { Stdio::piped() } else { Stdio::null() })
             .stdout(log.try_clone().expect("log handle"))
             .stderr(log)
             .spawn()
             .expect("start ibsim");
-        let sim = Sim { dir, netfile, sock, ibsim, opensm_runs: 0 };
+        let console = ibsim.stdin.take();
+        let sim = Sim { dir, netfile, sock, ibsim, console, opensm_runs: 0 };
         let log_path = sim.dir.join("ibsim.log");
         wait_until("ibsim to parse the fabric", Duration::from_secs(300), || {
             std::fs::read_to_string(&log_path).is_ok_and(|l| l.contains("MaxMcastCap"))

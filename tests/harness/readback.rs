@@ -29,7 +29,12 @@ pub fn switches(sim: &Sim) -> Vec<(u64, u16)> {
 /// as the switches route it, so LMC and `lmc_esp0` need not be given), and
 /// the LFTs read back from every simulated switch with `ibroute`.
 pub fn read_back(sim: &Sim, net: &str) -> (Fabric, Routing) {
-    let mut b = netfile::read(net).expect("our own net file parses");
+    read_back_of(sim, netfile::read(net).expect("our own net file parses"))
+}
+
+/// `read_back` on the fabric `b` describes (e.g. a net file with the
+/// cables a test unlinked taken out).
+pub fn read_back_of(sim: &Sim, mut b: osmroute_core::FabricBuilder) -> (Fabric, Routing) {
     let mut port_by_guid = HashMap::new();
     for (id, n) in NodeId::range(b.node_count()).zip(b.nodes()) {
         for (num, p) in n.ports.iter().enumerate() {

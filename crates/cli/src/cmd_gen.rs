@@ -48,6 +48,14 @@ enum Family {
         /// Layout of the global cables.
         #[arg(long, value_enum, default_value_t = ArrangementArg::Consecutive)]
         arrangement: ArrangementArg,
+        /// Remove this fraction of the global cables (between groups) at
+        /// random (seeded), after --drop-switches.
+        #[arg(long, default_value_t = 0.0)]
+        drop_global: f64,
+        /// Remove this fraction of the local cables (inside groups) at
+        /// random (seeded), after --drop-switches.
+        #[arg(long, default_value_t = 0.0)]
+        drop_local: f64,
     },
     /// Slim Fly (MMS graph) over GF(q), q a prime power ≥ 3; 2q² switches.
     Slimfly {
@@ -123,7 +131,7 @@ enum ArrangementArg {
 
 fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
     match family {
-        Family::Dragonfly { a, h, p, groups, arrangement } => {
+        Family::Dragonfly { a, h, p, groups, arrangement, .. } => {
             let arrangement = match arrangement {
                 ArrangementArg::Consecutive => dragonfly::Arrangement::Consecutive,
                 ArrangementArg::Palmtree => dragonfly::Arrangement::Palmtree,
@@ -141,11 +149,23 @@ fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
+    let (drop_global, drop_local) = match &args.family {
+        Family::Dragonfly { drop_global, drop_local, .. } => (*drop_global, *drop_local),
+        _ => (0.0, 0.0),
+    };
     let mut builder = generate(args.family, args.seed)?;
     if args.drop_switches > 0.0 {
         let (b, n) = degrade::drop_switches(&builder, args.drop_switches, args.seed)?;
         eprintln!("dropped {n} switches with their hosts");
         builder = b;
+    }
+    for (fraction, global, kind) in [(drop_global, true, "global"), (drop_local, false, "local")] {
+        if fraction > 0.0 {
+            let n = degrade::drop_links_where(&mut builder, fraction, args.seed, |x, y| {
+                dragonfly::is_global(x, y) == Some(global)
+            })?;
+            eprintln!("dropped {n} {kind} cables");
+        }
     }
     if args.drop_links > 0.0 {
         let n = degrade::drop_links(&mut builder, args.drop_links, args.seed)?;

@@ -2,6 +2,7 @@
 //! routings (ours or OpenSM's dumps) and compare them. No OpenSM needed.
 
 mod cmd_check;
+mod cmd_churn;
 mod cmd_compare;
 mod cmd_gen;
 mod cmd_layers;
@@ -34,6 +35,10 @@ enum Command {
     Check(cmd_check::Args),
     /// Put several routings of one fabric side by side.
     Compare(cmd_compare::Args),
+    /// How much a routing moved between two passes (e.g. before and after
+    /// a cable failed): LFT entries changed, and entries whose route
+    /// crossed a lost cable.
+    Churn(cmd_churn::Args),
     /// Multipath analysis per LID offset (layer): path lengths, paths per
     /// link, link-disjoint paths per switch pair.
     Layers(cmd_layers::Args),
@@ -50,6 +55,7 @@ fn main() -> ExitCode {
         Command::Route(a) => cmd_route::run(a),
         Command::Check(a) => cmd_check::run(a),
         Command::Compare(a) => cmd_compare::run(a),
+        Command::Churn(a) => cmd_churn::run(a),
         Command::Layers(a) => cmd_layers::run(a),
         Command::MlidPath(a) => cmd_mlid_path::run(a),
     };

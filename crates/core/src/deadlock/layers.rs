@@ -222,6 +222,33 @@ pub fn assign_layers(fabric: &Fabric, lfts: &[Lft], order: &[Lid], opts: &LayerO
     Ok(layering)
 }
 
+/// Places chosen paths (source switch, destination LID), in the order
+/// given, each in the lowest of `max_layers` layers where its
+/// dependencies close no cycle: for engines that give most paths lanes of
+/// their own and layer only the rest. The layer of each path.
+pub fn place_paths(fabric: &Fabric, lfts: &[Lft], paths: &[(SwitchId, Lid)], max_layers: u8) -> Result<Vec<u8>, LayeringError> {
+    let max_layers = max_layers.max(1) as usize;
+    let mut placer = Placer {
+        channels: fabric.graph().channel_count(),
+        max_layers,
+        layers: Vec::new(),
+        refused: Vec::new(),
+        added: Vec::new(),
+    };
+    let mut chain_of = Vec::with_capacity(16);
+    let mut placed = Vec::with_capacity(paths.len());
+    for &(x, dlid) in paths {
+        chain(fabric, lfts, x, dlid, &mut chain_of).ok_or(LayeringError::Undeliverable { switch: x, dlid })?;
+        let layer = placer.place(&chain_of, None).ok_or(LayeringError::OutOfLayers {
+            max_layers: max_layers as u8,
+            placed: placed.len() as u64,
+            paths: paths.len() as u64,
+        })?;
+        placed.push(layer as u8);
+    }
+    Ok(placed)
+}
+
 fn total_paths(sources: &[SwitchId], order: &[Lid]) -> u64 {
     sources.len() as u64 * order.len() as u64
 }

@@ -213,7 +213,15 @@ impl SwitchGraph {
 
     /// Whether every switch reaches every other.
     pub fn is_connected(&self) -> bool {
-        self.switch_count() == 0 || self.dist_row(SwitchId::new(0)).iter().all(|&d| d != UNREACHABLE)
+        self.switch_count() == 0 || self.unreached_from(SwitchId::new(0)).is_none()
+    }
+
+    /// A switch that `from` has no path to, if any: one BFS, so engines
+    /// that never read distances do not pay for all of them.
+    pub fn unreached_from(&self, from: SwitchId) -> Option<SwitchId> {
+        let mut bfs = Bfs::new(self.switch_count());
+        bfs.run(self, from);
+        self.ids().find(|&s| !bfs.reached(s))
     }
 
     fn distances(&self) -> &(Vec<u16>, u16) {

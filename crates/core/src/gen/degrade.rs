@@ -2,7 +2,7 @@
 //! removed, as after failures, so engines can be judged on fabrics that no
 //! longer have their textbook shape.
 
-use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, Node, NodeId, NodeKind, PortRef};
 use crate::rng::Rng;
 
 fn check_fraction(fraction: f64) -> Result<(), String> {
@@ -19,13 +19,25 @@ fn how_many(total: usize, fraction: f64) -> usize {
 
 /// Removes round(fraction × cables) inter-switch cables chosen at random.
 pub fn drop_links(b: &mut FabricBuilder, fraction: f64, seed: u64) -> Result<usize, String> {
+    drop_links_where(b, fraction, seed, |_, _| true)
+}
+
+/// Removes round(fraction × cables) of the inter-switch cables `among`
+/// accepts (given the two switches' nodes), chosen at random.
+pub fn drop_links_where(
+    b: &mut FabricBuilder,
+    fraction: f64,
+    seed: u64,
+    among: impl Fn(&Node, &Node) -> bool,
+) -> Result<usize, String> {
     check_fraction(fraction)?;
     let mut cables: Vec<PortRef> = Vec::new();
     for (id, node) in b.nodes().iter().enumerate() {
         let id = NodeId::new(id);
         for (port, remote) in node.links() {
-            let both_switches = node.is_switch() && b.node(remote.node).is_switch();
-            if !port.is_management() && both_switches && PortRef::new(id, port) < remote {
+            let far = b.node(remote.node);
+            let both_switches = node.is_switch() && far.is_switch();
+            if !port.is_management() && both_switches && PortRef::new(id, port) < remote && among(node, far) {
                 cables.push(PortRef::new(id, port));
             }
         }
@@ -47,8 +59,15 @@ pub fn drop_switches(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(Fab
     let mut rng = Rng::new(seed);
     rng.shuffle(&mut switches);
     let n = how_many(switches.len(), fraction);
+    Ok((without_switches(b, &switches[..n])?, n))
+}
+
+/// The fabric without the switches `remove`, and without the hosts cabled
+/// only to them (a host without its switch is not in the fabric): what an
+/// SM sees when those switches die.
+pub fn without_switches(b: &FabricBuilder, remove: &[NodeId]) -> Result<FabricBuilder, String> {
     let mut gone = vec![false; b.node_count()];
-    for &s in &switches[..n] {
+    for &s in remove {
         gone[s] = true;
     }
     for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {
@@ -71,7 +90,7 @@ pub fn drop_switches(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(Fab
             }
         }
     }
-    Ok((out, n))
+    Ok(out)
 }
 
 /// Whether every switch can reach every other over inter-switch cables.

@@ -6,7 +6,7 @@
 //!
 //! Switch ports: 1..=p hosts, then a-1 local ports, then h global ports.
 
-use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
+use crate::fabric::{FabricBuilder, Node, NodeId, NodeKind, PortRef};
 
 /// How global cables are laid out: which group a group's k-th global port
 /// (switch k / h, its (k mod h)-th global port) leads to.
@@ -33,6 +33,18 @@ impl Params {
     pub fn new(a: usize, h: usize, p: usize) -> Self {
         Params { a, h, p, groups: a * h + 1, arrangement: Arrangement::Consecutive }
     }
+}
+
+/// The group of a switch this generator named ("df-g3-s1" is in group 3).
+pub fn group_of(node: &Node) -> Option<usize> {
+    let rest = node.desc.strip_prefix("df-g")?;
+    rest.split('-').next()?.parse().ok()
+}
+
+/// Whether a cable between two of this generator's switches is global
+/// (joins two groups); None when a name is not the generator's.
+pub fn is_global(a: &Node, b: &Node) -> Option<bool> {
+    Some(group_of(a)? != group_of(b)?)
 }
 
 /// Builds the Dragonfly, or says which parameter is impossible.

@@ -34,12 +34,23 @@ pub struct SwitchSls {
 impl SwitchSls {
     /// Every (switch, LID) at SL 0.
     pub fn new(fabric: &Fabric) -> Self {
+        Self::filled(fabric, 0)
+    }
+
+    /// Every (switch, LID) at `sl`.
+    pub fn filled(fabric: &Fabric, sl: u8) -> Self {
         let lids = fabric.lft_len();
         let mut source_switch = vec![None; lids];
         for (lid, _) in fabric.lids() {
             source_switch[lid] = fabric.lid_switch(lid);
         }
-        SwitchSls { source_switch, sl: vec![0; fabric.switch_count() * lids], lids }
+        SwitchSls { source_switch, sl: vec![sl; fabric.switch_count() * lids], lids }
+    }
+
+    /// Every switch's row (SL by destination LID), in switch order, for
+    /// filling rows on several threads.
+    pub fn rows_mut(&mut self) -> impl Iterator<Item = &mut [u8]> {
+        self.sl.chunks_mut(self.lids.max(1))
     }
 
     pub fn set(&mut self, switch: SwitchId, dlid: Lid, sl: u8) {

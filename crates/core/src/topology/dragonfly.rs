@@ -1,13 +1,15 @@
-//! Dragonfly group discovery by closed neighbourhoods (the DLA paper's
-//! stage 1, after D3R).
+//! Dragonfly groups: which switches form a group (a clique of local
+//! cables, possibly damaged) in the bare switch graph.
 //!
-//! In a Dragonfly whose groups are fully connected, two switches of one group
+//! Two ways to find them. The DLA paper's stage 1 (after D3R): in a
+//! Dragonfly whose groups are fully connected, two switches of one group
 //! share the whole group in their closed neighbourhoods, while the two ends
-//! of a global link share next to nothing. So, from each switch, we grow the
+//! of a global link share next to nothing; from each switch we grow the
 //! largest clique that prefers the neighbours it shares most neighbours
-//! with; that clique is the switch's group. The result is accepted only when
-//! every member of a group finds the same group, all groups have one size and
-//! every pair of groups is joined by at least one global link. Nothing here
+//! with, and accept the result when every member of a group finds the same
+//! group and all groups have one size. When switches or local cables are
+//! missing that fails, and link equivalence (`topology::mapping`, the
+//! direct-topologies paper §2.2) finds the groups instead. Nothing here
 //! looks at GUIDs, names or port numbers.
 
 use crate::fabric::{SwitchGraph, SwitchId};
@@ -29,10 +31,6 @@ pub enum NotADragonfly {
     Inconsistent { switch: SwitchId, its_group: Vec<SwitchId>, member: SwitchId, member_group: Vec<SwitchId> },
     /// A group's size differs from the most common size.
     GroupSize { switch: SwitchId, size: usize, expected: usize },
-    /// The groups of switches `a` and `b` have no global link between them.
-    NotFullyConnected { a: SwitchId, b: SwitchId },
-    /// Switches `a` and `b` are in one group but not cabled to each other.
-    LocalLinkMissing { a: SwitchId, b: SwitchId },
 }
 
 fn common_count(a: &[SwitchId], b: &[SwitchId]) -> usize {
@@ -102,52 +100,29 @@ pub fn discover_groups(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
     if let Some(bad) = members.iter().find(|g| g.len() != expected) {
         return Err(NotADragonfly::GroupSize { switch: bad[0], size: bad.len(), expected });
     }
-
-    all_pairs_joined(graph, &of_switch, &members)?;
     Ok(Groups { of_switch, members })
 }
 
 /// Groups by link equivalence (`topology::mapping`), which tolerates
-/// groups of different sizes (switches lost); accepted when every group is
-/// fully connected inside and every pair of groups is joined.
-pub fn groups_by_mapping(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
-    if graph.switch_count() == 0 {
-        return Err(NotADragonfly::Empty);
-    }
+/// groups of different sizes (switches lost) and groups missing local
+/// cables.
+pub fn groups_by_mapping(graph: &SwitchGraph) -> Groups {
     let of_switch = super::mapping::map_dragonfly_groups(graph);
     let g = of_switch.iter().max().map_or(0, |m| m + 1);
     let mut members = vec![Vec::new(); g];
     for (s, &gi) in graph.ids().zip(&of_switch) {
         members[gi].push(s);
     }
-    for m in &members {
-        for (i, &a) in m.iter().enumerate() {
-            if let Some(&b) = m[i + 1..].iter().find(|&&b| graph.slot(a, b).is_none()) {
-                return Err(NotADragonfly::LocalLinkMissing { a, b });
-            }
-        }
-    }
-    all_pairs_joined(graph, &of_switch, &members)?;
-    Ok(Groups { of_switch, members })
+    Groups { of_switch, members }
 }
 
-/// Every pair of groups has a global link between them.
-fn all_pairs_joined(graph: &SwitchGraph, of_switch: &[usize], members: &[Vec<SwitchId>]) -> Result<(), NotADragonfly> {
-    let g = members.len();
-    let mut joined = vec![false; g * g];
-    for s in graph.ids() {
-        for &t in graph.neighbours(s) {
-            joined[of_switch[s.idx()] * g + of_switch[t.idx()]] = true;
-        }
+/// The groups of a Dragonfly, intact or damaged: the paper's closed
+/// neighbourhoods where they are consistent, link equivalence otherwise.
+pub fn find_groups(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
+    if graph.switch_count() == 0 {
+        return Err(NotADragonfly::Empty);
     }
-    for a in 0..g {
-        for b in a + 1..g {
-            if !joined[a * g + b] {
-                return Err(NotADragonfly::NotFullyConnected { a: members[a][0], b: members[b][0] });
-            }
-        }
-    }
-    Ok(())
+    Ok(discover_groups(graph).unwrap_or_else(|_| groups_by_mapping(graph)))
 }
 
 fn mode(sorted: &[usize]) -> usize {
@@ -210,20 +185,27 @@ mod tests {
     }
 
     #[test]
-    fn missing_global_link_is_named() {
+    fn missing_global_cables_leave_the_groups_alone() {
         // Every global cable of switch 0 of group 0.
         let f = without(4, 2, |x, y| {
             let group = |n: &str| n.split('-').nth(1).unwrap_or("").to_string();
             (x == "df-g0-s0" || y == "df-g0-s0") && group(x) != group(y) && !x.contains("-h") && !y.contains("-h")
         });
-        let err = discover_groups(f.graph()).unwrap_err();
-        assert!(matches!(err, NotADragonfly::NotFullyConnected { a, .. } if a == SwitchId::new(0)), "{err:?}");
+        let groups = discover_groups(f.graph()).unwrap();
+        assert_eq!(groups.members.len(), 9);
+        assert_eq!(find_groups(f.graph()).unwrap(), groups);
     }
 
     #[test]
-    fn broken_group_is_inconsistent_or_wrong_size() {
+    fn a_broken_group_is_found_by_link_equivalence() {
         // One local cable inside group 0: it is no longer a clique.
         let f = without(4, 2, |x, y| (x, y) == ("df-g0-s0", "df-g0-s1") || (y, x) == ("df-g0-s0", "df-g0-s1"));
         assert!(discover_groups(f.graph()).is_err());
+        let groups = find_groups(f.graph()).unwrap();
+        let truth = true_groups(&f);
+        assert_eq!(groups.members.len(), 9);
+        for m in &groups.members {
+            assert!(m.iter().all(|s| truth[s.idx()] == truth[m[0].idx()]), "{m:?}");
+        }
     }
 }

@@ -111,7 +111,9 @@ pub fn link_classes(graph: &SwitchGraph, rectangles: bool) -> LinkClasses {
 /// (its group mostly gone) joins the neighbour's group that has no other
 /// link to the groups of its remaining neighbours: in a Dragonfly two
 /// groups share one global link, so its own group reaches those groups
-/// only through it. Group number per switch, from 0 in switch order.
+/// only through it. Orphans that find no such group (or only one
+/// candidate, and orphan neighbours) form groups with their orphan
+/// neighbours. Group number per switch, from 0 in switch order.
 pub fn map_dragonfly_groups(graph: &SwitchGraph) -> Vec<usize> {
     let neighbours: Vec<Vec<usize>> =
         graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
@@ -154,8 +156,13 @@ pub fn map_dragonfly_groups(graph: &SwitchGraph) -> Vec<usize> {
     for &u in &orphans {
         let candidates: Vec<usize> = neighbours[u].iter().filter(|&&v| !is_orphan(v)).map(|&v| group[v]).collect();
         let overlap = |g: usize| candidates.iter().filter(|&&h| h != g && linked.contains(&(g, h))).count();
+        // With a single candidate the test says nothing; orphan
+        // neighbours are then the likelier group (a small group that lost
+        // the cables closing its triangles, say a 4-cycle left of 6).
+        let has_orphan_neighbour = neighbours[u].iter().any(|&v| is_orphan(v));
+        let informative = candidates.len() > 1 || !has_orphan_neighbour;
         match candidates.iter().map(|&g| (overlap(g), g)).min() {
-            Some((0, g)) => group[u] = g,
+            Some((0, g)) if informative => group[u] = g,
             _ => {
                 for &v in neighbours[u].iter().filter(|&&v| is_orphan(v)) {
                     stranded.union(u, v);

@@ -1,0 +1,127 @@
+//! dla's SL-to-VL tables: which VL a packet takes out of each port, from
+//! the class of the port it came in on, the class of the port it leaves
+//! by, and its SL — all an InfiniBand switch looks at.
+//!
+//! For a Dragonfly whose groups are complete and all pairwise joined this
+//! is the paper's Figure 8: VL 1 exactly on a local hop that follows a
+//! global hop, VL 0 elsewhere. Where cables are gone, paths take local
+//! detours (a source turn on the way to a global cable, a destination turn
+//! on the way to the destination; see `plan`) and, between groups that
+//! lost every cable, a second global hop through a middle group whose
+//! colour the SL carries. VLs:
+//!
+//! - VL 0: the source group's hops and the first global hop;
+//! - VL 1: after one global hop, a destination group's hops (SL = base)
+//!   or a middle group's hops and the second global hop (the SL's colour
+//!   is the group's own);
+//! - VL 2: after two global hops, the destination group's hops (the SL's
+//!   colour is not the group's).
+//!
+//! Why there is no credit loop. A dependency goes from the channel a packet
+//! holds to the next one it asks for. Along every path the VL never goes
+//! down, except into a channel to a host, which no packet leaves again and
+//! so closes no cycle. So a cycle would lie within one VL. A global
+//! channel's next hop is on a higher VL (or to a host), so a cycle would
+//! use local channels of one group only, each depending on the next at a
+//! switch where the path turns from one local cable to another. On VL 0
+//! every such turn is a source turn, on VLs 1 and 2 a destination turn,
+//! and `plan` chose each set so that its dependencies close no cycle.
+//! Middle groups carry at most one local hop, so they add no turn. The
+//! credit-loop check (`analysis::report`) confirms this on every test
+//! fabric, and finds the loops when the VLs are taken away.
+//!
+//! Reserve layers (`plan`) hold whole paths, every hop on the layer's own
+//! VL: no other path uses that VL, and the paths were placed so that the
+//! layer's dependencies close no cycle.
+
+use super::plan::{Plan, Role, COLOURS};
+use crate::fabric::{Fabric, Peer, PortNum, SwitchId};
+use crate::routing::{Sl2Vl, SlVlTable, ALL_VL0, NUM_SLS};
+
+/// What a switch port is cabled to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PortClass {
+    Unused,
+    /// A host, or the switch itself (port 0).
+    Terminal,
+    Local(SwitchId),
+    Global,
+}
+
+fn class(plan: &Plan, s: SwitchId, port: PortNum) -> PortClass {
+    if port.is_management() {
+        return PortClass::Terminal;
+    }
+    match plan.graph.peer(s, port) {
+        None => PortClass::Unused,
+        Some(Peer::Ca(_)) => PortClass::Terminal,
+        Some(Peer::Switch { switch, .. }) if switch == s => PortClass::Unused,
+        Some(Peer::Switch { switch, .. }) if plan.group_of(switch) == plan.group_of(s) => PortClass::Local(switch),
+        Some(Peer::Switch { .. }) => PortClass::Global,
+    }
+}
+
+/// The VL of a packet with SL `base + offset` that switch `s` sends from
+/// `inp` out of `out`; `offset` 0 is a path with at most one global hop,
+/// `1 + c` a detour through a group of colour `c`.
+fn vl(plan: &Plan, s: SwitchId, inp: PortClass, out: PortClass, offset: u8) -> u8 {
+    let group = plan.group_of(s);
+    let in_middle = offset > 0 && offset - 1 == plan.colour[group];
+    // After the last global hop: VL 1, or 2 when a middle group came first.
+    let arrived = if offset == 0 || in_middle { 1 } else { 2 };
+    match (inp, out) {
+        // Only a detour's middle group turns from one global cable to
+        // another; with one global hop the turn is never taken (Figure 8
+        // keeps VL 0 there).
+        (PortClass::Global, PortClass::Global) => u8::from(offset > 0),
+        (PortClass::Global, PortClass::Local(_)) => arrived,
+        (PortClass::Local(_), PortClass::Global) => u8::from(in_middle),
+        (PortClass::Local(from), PortClass::Local(to)) if !plan.complete(group) => match plan.turn(from, s, to) {
+            Some(Role::Destination) => arrived,
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
+/// The tables for the SLs in use: `base`, `base + 1 + c` for every colour
+/// `c` of a middle group some detour crosses, and after those one SL per
+/// reserve layer, which every switch sends on the layer's own VL, above
+/// the scheme's. CA ports send every one of them on VL 0.
+pub fn sl2vl_tables(fabric: &Fabric, plan: &Plan, base: u8, detour_offsets: &[u8], reserve_layers: u8) -> Sl2Vl {
+    let first_reserve_vl = if plan.has_detours { 3 } else { 2 };
+    let reserve: Vec<(u8, u8)> =
+        (0..reserve_layers).map(|layer| (base + 1 + COLOURS + layer, first_reserve_vl + layer)).collect();
+    let mut tables = Sl2Vl::new(fabric, ALL_VL0);
+    let offsets: Vec<u8> = std::iter::once(0).chain(detour_offsets.iter().copied()).collect();
+    for s in plan.graph.ids() {
+        let ports = plan.graph.port_slots(s);
+        let classes: Vec<PortClass> = (0..ports).map(|p| class(plan, s, PortNum::new(p as u8))).collect();
+        for (inp, &ic) in classes.iter().enumerate() {
+            if ic == PortClass::Unused {
+                continue;
+            }
+            for (outp, &oc) in classes.iter().enumerate() {
+                if oc == PortClass::Unused || inp == outp {
+                    continue;
+                }
+                // SLs no path uses map like the base SL: for an intact
+                // Dragonfly that is Figure 8, which is the same for every SL.
+                let mut table: SlVlTable = [vl(plan, s, ic, oc, 0); NUM_SLS];
+                for &offset in &offsets {
+                    table[(base + offset) as usize % NUM_SLS] = vl(plan, s, ic, oc, offset);
+                }
+                for &(sl, vl) in &reserve {
+                    table[sl as usize] = vl;
+                }
+                if table != ALL_VL0 {
+                    tables.set_switch(s, PortNum::new(inp as u8), PortNum::new(outp as u8), table);
+                }
+            }
+        }
+    }
+    for sl in offsets.iter().map(|&o| base + o).chain(reserve.iter().map(|&(sl, _)| sl)) {
+        tables.set_ca(sl, 0);
+    }
+    tables
+}

@@ -1,0 +1,167 @@
+//! dla's forwarding tables and path SLs from its plan (Figure 4 of the DLA
+//! paper, with the plan's local and global detours where cables are gone).
+
+use std::collections::HashMap;
+
+use super::plan::{Fallback, GroupRoute, Lane, Plan, Role};
+use crate::fabric::{describe, Fabric, Lid, PortNum, SwitchId};
+use crate::routing::{Lft, Routing, SwitchSls, NO_PATH};
+
+/// A LID to route and where it is delivered (compact: the fill loop reads
+/// one of these per table entry).
+pub struct Destination {
+    pub lid: Lid,
+    /// Out-port at the destination switch.
+    pub final_port: PortNum,
+    pub switch: SwitchId,
+    pub group: u32,
+    /// Position among the LIDs delivered in `group`, to spread them over
+    /// the global cables (and detours) into the group.
+    pub rank: u32,
+}
+
+/// Every routable LID with where it is delivered.
+pub fn destinations(fabric: &Fabric, plan: &Plan) -> Vec<Destination> {
+    let mut rank_in_group = vec![0u32; plan.groups.members.len()];
+    let mut out = Vec::with_capacity(fabric.lft_len());
+    for (lid, owner) in fabric.lids() {
+        let Some(switch) = fabric.lid_switch(lid) else {
+            log::warn!("dla: LID {lid} of {} is not cabled to a switch; left unrouted", describe(fabric.node(owner.node)));
+            continue;
+        };
+        let group = plan.group_of(switch);
+        let rank = rank_in_group[group];
+        rank_in_group[group] += 1;
+        out.push(Destination { lid, final_port: fabric.delivery_port(owner), switch, group: group as u32, rank });
+    }
+    out
+}
+
+/// How one group's traffic to one destination leaves the group, where
+/// that takes a detour: the choice weighs every candidate middle group, so
+/// it is made once per (group, destination) rather than once per switch.
+pub struct DetourRoutes(HashMap<(u32, Lid), GroupRoute>);
+
+impl DetourRoutes {
+    pub fn new(plan: &Plan, destinations: &[Destination]) -> Self {
+        let g = plan.groups.members.len();
+        let mut by_group: Vec<Vec<&Destination>> = vec![Vec::new(); g];
+        for d in destinations {
+            by_group[d.group as usize].push(d);
+        }
+        let mut routes = HashMap::new();
+        for (b, dests) in by_group.iter().enumerate() {
+            let targets: Vec<(SwitchId, usize)> = dests.iter().map(|d| (d.switch, d.rank as usize)).collect();
+            for a in (0..g).filter(|&a| a != b && plan.links(a, b).is_empty()) {
+                for (d, route) in dests.iter().zip(plan.detour_routes(a, b, &targets)) {
+                    routes.insert((a as u32, d.lid), route);
+                }
+            }
+        }
+        DetourRoutes(routes)
+    }
+
+    fn route(&self, plan: &Plan, gs: usize, d: &Destination) -> GroupRoute {
+        match self.0.get(&(gs as u32, d.lid)) {
+            Some(route) => *route,
+            None => plan.group_route(gs, d.switch, d.rank as usize),
+        }
+    }
+}
+
+/// The out-port of switch `s` towards `d`, and the lane of the path.
+pub fn next_hop(plan: &Plan, detours: &DetourRoutes, s: SwitchId, d: &Destination) -> (PortNum, Lane) {
+    if s == d.switch {
+        return (d.final_port, Lane::Minimal);
+    }
+    let (gs, gd) = (plan.group_of(s), d.group as usize);
+    let lid = d.lid.idx();
+    if gs == gd {
+        return (plan.local_port(s, d.switch, Role::Destination, lid), Lane::Minimal);
+    }
+    let route = detours.route(plan, gs, d);
+    if let Lane::Middle(_) = route.lane {
+        // A detour: a cable of this switch's own into a middle group
+        // saves the walk to the group's.
+        if let Some((port, colour)) = plan.own_detour(s, d.switch, d.rank as usize, route.owner) {
+            return (port, Lane::Middle(colour));
+        }
+    }
+    if route.owner == s {
+        (route.port, route.lane)
+    } else if plan.reaches_for_source(s, route.owner) || route.lane == Lane::Reserve {
+        (plan.local_port(s, route.owner, Role::Source, lid), route.lane)
+    } else {
+        match plan.fallback(s, gd, &route) {
+            Some(Fallback::OwnColour) => (plan.local_port(s, route.owner, Role::Destination, lid), Lane::Middle(plan.colour[gs])),
+            Some(Fallback::Escape(port, colour)) => (port, Lane::Middle(colour)),
+            // A stranded switch (`Plan`): the destination route to the
+            // owner, on the reserve layers.
+            None => (plan.local_port(s, route.owner, Role::Destination, lid), Lane::Reserve),
+        }
+    }
+}
+
+/// Every switch's table and every path's SL: `base`, `base` + 1 + the
+/// colour of the middle group a path crosses, or (for now) `base` on the
+/// paths listed for the reserve layers, which `reserve` places. Rows are
+/// independent and filled on all cores. Most entries repeat one port per
+/// destination group (one global cable between two groups, one cable
+/// between two members), so those are looked up once per switch; the rest
+/// take `next_hop`.
+pub fn forwarding_tables(fabric: &Fabric, plan: &Plan, destinations: &[Destination], base: u8) -> Tables {
+    const PER_LID: PortNum = NO_PATH;
+    let g = plan.groups.members.len();
+    let detours = DetourRoutes::new(plan, destinations);
+    let mut lfts = Routing::empty_lfts(fabric);
+    let mut sls = plan.per_path_sls().then(|| SwitchSls::filled(fabric, base));
+    let mut reserve: Vec<Vec<Lid>> = vec![Vec::new(); fabric.switch_count()];
+    // Per switch: its table, its row of SLs, the LIDs it sends on the
+    // reserve layers.
+    type Row<'r> = (&'r mut Lft, Option<&'r mut [u8]>, &'r mut Vec<Lid>);
+    let mut rows: Vec<Row> = match sls.as_mut() {
+        Some(sls) => lfts.iter_mut().zip(sls.rows_mut().map(Some)).zip(&mut reserve).map(|((l, s), r)| (l, s, r)).collect(),
+        None => lfts.iter_mut().zip(&mut reserve).map(|(l, r)| (l, None, r)).collect(),
+    };
+    crate::parallel::for_each_row(&mut rows, |s, (lft, sl_row, reserve)| {
+        let s = SwitchId::new(s);
+        let gs = plan.group_of(s);
+        let toward_group: Vec<PortNum> = (0..g)
+            .map(|gd| match plan.links(gs, gd) {
+                [link] if link.owner == s => link.port,
+                [link] => plan.single_port(s, link.owner).unwrap_or(PER_LID),
+                _ => PER_LID,
+            })
+            .collect();
+        let members = &plan.groups.members[gs];
+        let toward_member: Vec<PortNum> =
+            members.iter().map(|&m| if m == s { PER_LID } else { plan.single_port(s, m).unwrap_or(PER_LID) }).collect();
+        for d in destinations {
+            let known = if d.switch == s {
+                PER_LID
+            } else if d.group as usize == gs {
+                members.binary_search(&d.switch).map_or(PER_LID, |i| toward_member[i])
+            } else {
+                toward_group[d.group as usize]
+            };
+            let (port, lane) = if known == PER_LID { next_hop(plan, &detours, s, d) } else { (known, Lane::Minimal) };
+            lft.set(d.lid, port);
+            match (lane, sl_row.as_deref_mut()) {
+                (Lane::Middle(colour), Some(row)) => row[d.lid.idx()] = base + 1 + colour,
+                (Lane::Reserve, _) => reserve.push(d.lid),
+                _ => {}
+            }
+        }
+    });
+    let reserve = reserve.into_iter().enumerate().flat_map(|(s, lids)| lids.into_iter().map(move |l| (SwitchId::new(s), l)));
+    Tables { reserve: reserve.collect(), lfts, sls }
+}
+
+/// What `forwarding_tables` fills.
+pub struct Tables {
+    pub lfts: Vec<Lft>,
+    /// Per (source switch, LID) SLs, where any path's SL is not the base.
+    pub sls: Option<SwitchSls>,
+    /// The (source switch, LID) paths that take the reserve layers.
+    pub reserve: Vec<(SwitchId, Lid)>,
+}
