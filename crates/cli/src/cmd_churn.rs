@@ -20,8 +20,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
-    let before = crate::load::load(&args.before, 0)?;
-    let after = crate::load::load(&args.after, 0)?;
+    let before = crate::load::load_tables(&args.before, 0)?;
+    let after = crate::load::load_tables(&args.after, 0)?;
     let c = churn((&before.fabric, &before.routing.lfts), (&after.fabric, &after.routing.lfts));
     if args.json {
         let json = serde_json::json!({

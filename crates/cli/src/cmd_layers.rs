@@ -43,7 +43,7 @@ struct Layers {
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
-    let loaded = crate::load::load(&args.dir, args.lmc)?;
+    let loaded = crate::load::load_tables(&args.dir, args.lmc)?;
     let r = layer_report(&loaded.fabric, &loaded.routing);
     let out = Layers {
         layers: r.layers,

@@ -104,7 +104,10 @@ pub fn dlid_choice(dir: &Path) -> Result<Option<DlidChoice>, String> {
     read(dir, PATH_SELECT_FILE)?.map(|t| path_select::read(&t).map_err(|e| e.to_string())).transpose()
 }
 
-pub fn load(dir: &Path, lmc: u8) -> Result<Loaded, String> {
+/// The fabric and forwarding tables of a dump directory, and nothing else:
+/// what path analysis (`layers`, `churn`) needs. The SL and SL2VL files are
+/// not read, so any of them may be missing or of another pass.
+pub fn load_tables(dir: &Path, lmc: u8) -> Result<Loaded, String> {
     let need = |name: &str| -> Result<String, String> {
         read(dir, name)?.ok_or_else(|| {
             format!("{} has no {name}; run OpenSM with `-D 0x43` (log_flags 0x43) and dump_files_dir, or `osmroute route`", dir.display())
@@ -116,7 +119,16 @@ pub fn load(dir: &Path, lmc: u8) -> Result<Loaded, String> {
     let fabric = builder.build().map_err(|e| format!("{SUBNET_FILE}: {e}"))?;
     let tables = lfts::read(&need(LFTS_FILE)?).map_err(|e| e.to_string())?;
     let lfts = lfts::to_lfts(&fabric, &tables).map_err(|e| e.to_string())?;
-    let mut sources = vec![SUBNET_FILE.to_string(), LFTS_FILE.to_string()];
+    let sources = vec![SUBNET_FILE.to_string(), LFTS_FILE.to_string()];
+    let routing = Routing { engine: "dumps".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) };
+    Ok(Loaded { fabric, routing, sources })
+}
+
+/// `load_tables`, and the SL2VL tables and path SLs where the directory
+/// has them (for the credit-loop check).
+pub fn load(dir: &Path, lmc: u8) -> Result<Loaded, String> {
+    let Loaded { fabric, routing, mut sources } = load_tables(dir, lmc)?;
+    let lfts = routing.lfts;
     // The plugin's file says what our engine asked for; without it (OpenSM's
     // own engines, or no plugin) OpenSM's dump says what OpenSM programmed.
     let sl2vl = if let Some(t) = read(dir, SL2VL_FILE)? {

@@ -155,3 +155,62 @@ fn mlid_path_selection_query_and_check() {
     assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("4 layers"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Dumps as other engines and QoS policies leave them: an SL2VL file with
+/// a different table on almost every port pair (thousands of distinct
+/// tables) is read and judged; `layers` and `churn` read no SL2VL file at
+/// all (a corrupt one does not stop them); without the path-SL file
+/// `check` says what it assumed.
+#[test]
+fn many_distinct_sl2vl_tables_and_missing_sl_files() {
+    let dir = scratch("sl2vl-many");
+    let net = dir.join("df.net");
+    let out = osmroute(&["gen", "dragonfly", "--a", "6", "--h", "3", "--p", "1", "-o", net.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let routed = dir.join("routed");
+    let out = osmroute(&["route", "--engine", "dla", "--fabric", net.to_str().unwrap(), "-o", routed.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Every table of the plugin's file replaced by a different one (the
+    // line number in octal, one digit per SL: VLs 0..7).
+    let sl2vl = routed.join("osmroute-sl2vl.txt");
+    let text = std::fs::read_to_string(&sl2vl).unwrap();
+    let mut distinct = std::collections::HashSet::new();
+    let rewritten: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(n, line)| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let vl = |k: usize| ((n + 1) >> (3 * k)) & 7;
+            let bytes: Vec<String> = (0..8).map(|b| format!("0x{:x}{:x}", vl(2 * b), vl(2 * b + 1))).collect();
+            distinct.insert(bytes.join(" "));
+            format!("{} {} {} {}", words[0], words[1], words[2], bytes.join(" "))
+        })
+        .collect();
+    assert!(distinct.len() > 1000, "{} distinct tables", distinct.len());
+    std::fs::write(&sl2vl, rewritten.join("\n") + "\n").unwrap();
+    let out = osmroute(&["check", routed.to_str().unwrap(), "--patterns", "0"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(2), "read: {report}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(report.contains("credit loops: "), "{report}");
+
+    // layers and churn never open the SL2VL file.
+    std::fs::write(&sl2vl, "not an SL2VL table\n").unwrap();
+    let out = osmroute(&["check", routed.to_str().unwrap(), "--patterns", "0"]);
+    assert_eq!(out.status.code(), Some(2), "a corrupt SL2VL file is an error for check");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("osmroute-sl2vl.txt"));
+    let out = osmroute(&["layers", routed.to_str().unwrap(), "--lmc", "0"]);
+    assert!(out.status.success(), "layers: {}", String::from_utf8_lossy(&out.stderr));
+    let out = osmroute(&["churn", routed.to_str().unwrap(), routed.to_str().unwrap()]);
+    assert!(out.status.success(), "churn: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("changed: 0 "));
+
+    // No SL files at all: everything on SL 0 and VL 0, and check says so.
+    std::fs::remove_file(&sl2vl).unwrap();
+    std::fs::remove_file(routed.join("osmroute-path-sl.txt")).unwrap();
+    let _ = std::fs::remove_file(routed.join("osmroute-switch-sl.txt"));
+    let out = osmroute(&["check", routed.to_str().unwrap(), "--patterns", "0"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(2), "{report}");
+    assert!(report.contains("assum"), "the report names its assumptions: {report}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

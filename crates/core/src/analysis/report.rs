@@ -192,4 +192,88 @@ mod tests {
         assert_eq!(*count as usize, f.cas().count() - 1);
         assert!(example.contains(&format!("LID {victim}")), "{example}");
     }
+
+    /// Whether the dependencies between (switch, out-port, VL) channels of
+    /// every CA-to-CA path close a cycle: worked out here from scratch (a
+    /// depth-first search over a plain edge set), to judge `analyze`.
+    fn brute_force_loop(f: &Fabric, r: &Routing) -> bool {
+        use std::collections::{HashMap, HashSet};
+        type Channel = (SwitchId, u8, u8);
+        let sl2vl = r.sl2vl.as_ref().unwrap();
+        let mut next: HashMap<Channel, HashSet<Channel>> = HashMap::new();
+        for src in f.cas() {
+            let slid = f.port(crate::fabric::PortRef::new(src, 1)).unwrap().lid;
+            for (dlid, _) in f.ca_lids() {
+                let sl = r.path_sl.sl(slid, dlid);
+                let hops = crate::routing::walk::trace(f, &r.lfts, crate::fabric::PortRef::new(src, 1), dlid).unwrap();
+                let channels: Vec<_> = hops
+                    .iter()
+                    .filter(|h| f.graph().switch_behind(h.switch, h.out_port).is_some())
+                    .map(|h| (h.switch, h.out_port.raw(), sl2vl.vl(h.switch, h.in_port, h.out_port, sl)))
+                    .collect();
+                for w in channels.windows(2) {
+                    next.entry(w[0]).or_default().insert(w[1]);
+                }
+            }
+        }
+        // 0 unseen, 1 on the stack, 2 done.
+        let mut state: HashMap<Channel, u8> = HashMap::new();
+        fn visit(c: Channel, next: &HashMap<Channel, HashSet<Channel>>, state: &mut HashMap<Channel, u8>) -> bool {
+            state.insert(c, 1);
+            for &d in next.get(&c).into_iter().flatten() {
+                match state.get(&d).copied().unwrap_or(0) {
+                    1 => return true,
+                    0 if visit(d, next, state) => return true,
+                    _ => {}
+                }
+            }
+            state.insert(c, 2);
+            false
+        }
+        let starts: Vec<_> = next.keys().copied().collect();
+        starts.into_iter().any(|c| state.get(&c).copied().unwrap_or(0) == 0 && visit(c, &next, &mut state))
+    }
+
+    /// Random per-port SL2VL tables (as some engines and QoS policies
+    /// program them: thousands of distinct tables) get the same verdict as
+    /// the brute-force search, loop or not.
+    #[test]
+    fn random_per_port_vls_get_the_right_credit_loop_verdict() {
+        let f = fabric(4, 2, 2);
+        let dla = crate::pipeline::route_by_name("dla", &f).unwrap().routing;
+        let figure_8 = dla.sl2vl.clone().unwrap();
+        let (mut loops, mut free) = (0, 0);
+        for seed in 1..=12 {
+            let mut rng = crate::rng::Rng::new(seed);
+            // Each port pair keeps Figure 8's VL or, with a chance that
+            // grows with the seed, gets a random one of 4 per SL.
+            let chance = seed as f64 / 40.0;
+            let mut sl2vl = crate::routing::Sl2Vl::new(&f, crate::routing::ALL_VL0);
+            for s in f.switch_ids() {
+                let ports = f.switch_node(s).port_slots() as u8;
+                for (i, o) in (0..ports).flat_map(|i| (0..ports).map(move |o| (i, o))) {
+                    let (i, o) = (crate::fabric::PortNum::new(i), crate::fabric::PortNum::new(o));
+                    let mut table = *figure_8.switch_table(s, i, o);
+                    for vl in table.iter_mut() {
+                        if rng.unit() < chance {
+                            *vl = rng.below(4) as u8;
+                        }
+                    }
+                    sl2vl.set_switch(s, i, o, table);
+                }
+            }
+            if seed == 12 {
+                assert!(sl2vl.distinct_tables() > 1000, "{}", sl2vl.distinct_tables());
+            }
+            let r = Routing { sl2vl: Some(sl2vl), ..dla.clone() };
+            let found = analyze(&f, &r).credit_loop.is_some();
+            assert_eq!(found, brute_force_loop(&f, &r), "seed {seed}");
+            if found {
+                loops += 1;
+            } else {
+                free += 1;
+            }
+        }
+        assert!(loops > 0 && free > 0, "both verdicts occur: {loops} with loops, {free} without");
+    }
 }
