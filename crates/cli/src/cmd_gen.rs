@@ -29,6 +29,10 @@ pub struct Args {
     /// Remove this fraction of switches, with their hosts, at random (seeded).
     #[arg(long, global = true, default_value_t = 0.0)]
     drop_switches: f64,
+    /// Remove this fraction of hosts at random (seeded), after
+    /// --drop-switches.
+    #[arg(long, global = true, default_value_t = 0.0)]
+    drop_hosts: f64,
 }
 
 #[derive(Subcommand)]
@@ -157,6 +161,11 @@ pub fn run(args: Args) -> crate::CmdResult {
     if args.drop_switches > 0.0 {
         let (b, n) = degrade::drop_switches(&builder, args.drop_switches, args.seed)?;
         eprintln!("dropped {n} switches with their hosts");
+        builder = b;
+    }
+    if args.drop_hosts > 0.0 {
+        let (b, n) = degrade::drop_hosts(&builder, args.drop_hosts, args.seed)?;
+        eprintln!("dropped {n} hosts");
         builder = b;
     }
     for (fraction, global, kind) in [(drop_global, true, "global"), (drop_local, false, "local")] {

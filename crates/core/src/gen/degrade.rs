@@ -62,6 +62,21 @@ pub fn drop_switches(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(Fab
     Ok((without_switches(b, &switches[..n])?, n))
 }
 
+/// Removes round(fraction × hosts) hosts chosen at random: what an SM sees
+/// when hosts are down or their cables pulled.
+pub fn drop_hosts(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(FabricBuilder, usize), String> {
+    check_fraction(fraction)?;
+    let mut hosts: Vec<NodeId> = NodeId::range(b.node_count()).filter(|&i| b.node(i).kind == NodeKind::Ca).collect();
+    let mut rng = Rng::new(seed);
+    rng.shuffle(&mut hosts);
+    let n = how_many(hosts.len(), fraction);
+    let mut gone = vec![false; b.node_count()];
+    for &h in &hosts[..n] {
+        gone[h] = true;
+    }
+    Ok((without_nodes(b, &gone)?, n))
+}
+
 /// The fabric without the switches `remove`, and without the hosts cabled
 /// only to them (a host without its switch is not in the fabric): what an
 /// SM sees when those switches die.
@@ -75,6 +90,11 @@ pub fn without_switches(b: &FabricBuilder, remove: &[NodeId]) -> Result<FabricBu
             gone[id] = true;
         }
     }
+    without_nodes(b, &gone)
+}
+
+/// The fabric without the nodes marked `gone`, and without their cables.
+fn without_nodes(b: &FabricBuilder, gone: &[bool]) -> Result<FabricBuilder, String> {
     let mut new_id = vec![NodeId::default(); b.node_count()];
     let mut out = FabricBuilder::new();
     for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {
@@ -150,5 +170,16 @@ mod tests {
         assert_eq!(d.nodes().iter().filter(|n| !n.is_switch()).count(), 24);
         assert!(d.nodes().iter().filter(|n| !n.is_switch()).all(|n| n.links().count() == 1));
         assert!(switches_connected(&d), "a 4x4 HyperX survives 4 lost switches");
+    }
+
+    #[test]
+    fn dropping_hosts_keeps_every_switch_cable() {
+        let b = hyperx(&[4, 4], &[1, 1], 2).unwrap();
+        let (d, n) = drop_hosts(&b, 0.25, 5).unwrap();
+        assert_eq!(n, 8);
+        assert_eq!(d.nodes().iter().filter(|n| !n.is_switch()).count(), 24);
+        assert_eq!(switch_cables(&d), switch_cables(&b));
+        assert!(d.nodes().iter().filter(|n| !n.is_switch()).all(|n| n.links().count() == 1));
+        assert!(drop_hosts(&b, -0.1, 5).is_err());
     }
 }

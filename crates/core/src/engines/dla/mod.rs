@@ -177,11 +177,12 @@ fn log_shape(fabric: &Fabric, plan: &Plan) {
     let g = plan.groups.members.len();
     let damaged = (0..g).filter(|&gi| !plan.complete(gi)).count();
     let unjoined = (0..g).flat_map(|a| (a + 1..g).map(move |b| (a, b))).filter(|&(a, b)| plan.links(a, b).is_empty()).count();
-    log::info!(
-        "dla: {g} groups of {size} switches, {} LIDs routed; {damaged} group(s) missing local cables, \
-         {unjoined} pair(s) of groups without a global cable",
-        fabric.lids().count()
-    );
+    let damage = if damaged == 0 && unjoined == 0 {
+        String::new()
+    } else {
+        format!("; {damaged} group(s) missing local cables, {unjoined} pair(s) of groups without a global cable")
+    };
+    log::info!("dla: {g} groups of {size} switches, {} LIDs routed{damage}", fabric.lids().count());
 }
 
 fn explain_groups(fabric: &Fabric, e: &NotADragonfly) -> String {
