@@ -52,6 +52,24 @@ impl<'a> DependencyGraph<'a> {
         }
     }
 
+    /// Takes in `other`'s dependencies (of the same switch graph), then
+    /// orders every list, so the graph does not depend on how the routes
+    /// were split between threads.
+    pub fn merge(&mut self, other: DependencyGraph<'a>) {
+        for (list, more) in self.edges.iter_mut().zip(other.edges) {
+            for b in more {
+                if !list.contains(&b) {
+                    list.push(b);
+                }
+            }
+        }
+    }
+
+    /// Every list in ascending order (a canonical form for the cycle search).
+    pub fn sort(&mut self) {
+        self.edges.iter_mut().for_each(|l| l.sort_unstable());
+    }
+
     pub fn edge_count(&self) -> usize {
         self.edges.iter().map(Vec::len).sum()
     }

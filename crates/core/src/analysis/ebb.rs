@@ -32,23 +32,105 @@ pub fn effective_bisection_with(
     routing: &Routing,
     patterns: usize,
     seed: u64,
-    dlid: &dyn Fn(Lid, Lid) -> Lid,
+    dlid: &(dyn Fn(Lid, Lid) -> Lid + Sync),
+) -> f64 {
+    effective_bisection_with_progress(fabric, routing, patterns, seed, dlid, &|_, _| {})
+}
+
+/// `effective_bisection_with` on all cores, calling `progress(done, total)`
+/// as patterns are evaluated. The patterns are drawn in order on one
+/// thread and the results summed in that order, so the value does not
+/// depend on the number of threads.
+pub fn effective_bisection_with_progress(
+    fabric: &Fabric,
+    routing: &Routing,
+    patterns: usize,
+    seed: u64,
+    dlid: &(dyn Fn(Lid, Lid) -> Lid + Sync),
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> f64 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    ebb_on(fabric, routing, patterns, seed, dlid, progress, cores)
+}
+
+fn ebb_on(
+    fabric: &Fabric,
+    routing: &Routing,
+    patterns: usize,
+    seed: u64,
+    dlid: &(dyn Fn(Lid, Lid) -> Lid + Sync),
+    progress: &(dyn Fn(usize, usize) + Sync),
+    threads: usize,
 ) -> f64 {
     let endpoints: Vec<(PortRef, Lid)> =
         fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.lid)).collect();
     if endpoints.len() < 2 || patterns == 0 {
         return 1.0;
     }
-    let graph = fabric.graph();
-    let mut congestion = vec![0u32; graph.channel_count()];
+    let threads = threads.clamp(1, patterns);
+    // A few patterns per thread at a time bounds the memory the drawn
+    // orders take (one endpoint list each).
+    let batch = threads * 8;
     let mut rng = Rng::new(seed);
     let mut order: Vec<usize> = (0..endpoints.len()).collect();
-    let half = endpoints.len() / 2;
-    let mut paths: Vec<Option<Vec<usize>>> = Vec::with_capacity(half);
     let mut sum = 0.0;
-    for _ in 0..patterns {
-        rng.shuffle(&mut order);
-        paths.clear();
+    let mut done = 0;
+    while done < patterns {
+        let n = batch.min(patterns - done);
+        let orders: Vec<Vec<usize>> = (0..n)
+            .map(|_| {
+                rng.shuffle(&mut order);
+                order.clone()
+            })
+            .collect();
+        let per_thread = n.div_ceil(threads);
+        let values: Vec<f64> = std::thread::scope(|scope| {
+            let workers: Vec<_> = orders
+                .chunks(per_thread)
+                .map(|part| {
+                    let endpoints = &endpoints;
+                    scope.spawn(move || {
+                        let mut pattern = Pattern::new(fabric);
+                        part.iter().map(|o| pattern.bandwidth(fabric, routing, endpoints, o, dlid)).collect::<Vec<f64>>()
+                    })
+                })
+                .collect();
+            workers.into_iter().flat_map(|w| w.join().expect("an EBB thread panicked")).collect()
+        });
+        // One by one, in pattern order: the same sum one thread makes.
+        for v in values {
+            sum += v;
+        }
+        done += n;
+        progress(done, patterns);
+    }
+    sum / patterns as f64
+}
+
+/// What evaluating one bisection pattern needs, kept between patterns.
+struct Pattern {
+    congestion: Vec<u32>,
+    paths: Vec<Option<Vec<usize>>>,
+}
+
+impl Pattern {
+    fn new(fabric: &Fabric) -> Self {
+        Pattern { congestion: vec![0; fabric.graph().channel_count()], paths: Vec::new() }
+    }
+
+    /// The share of full bandwidth the pattern `order` gets: its first
+    /// half sends to its second half, partner by partner.
+    fn bandwidth(
+        &mut self,
+        fabric: &Fabric,
+        routing: &Routing,
+        endpoints: &[(PortRef, Lid)],
+        order: &[usize],
+        dlid: &(dyn Fn(Lid, Lid) -> Lid + Sync),
+    ) -> f64 {
+        let graph = fabric.graph();
+        let half = endpoints.len() / 2;
+        self.paths.clear();
         for i in 0..half {
             let (src, slid) = endpoints[order[i]];
             let (_, base) = endpoints[order[half + i]];
@@ -58,24 +140,23 @@ pub fn effective_bisection_with(
                 .ok();
             if let Some(p) = &path {
                 for &c in p {
-                    congestion[c] += 1;
+                    self.congestion[c] += 1;
                 }
             }
-            paths.push(path);
+            self.paths.push(path);
         }
         let mut delivered = 0.0;
-        for path in paths.iter().flatten() {
-            let worst = path.iter().map(|&c| congestion[c]).max().unwrap_or(1).max(1);
+        for path in self.paths.iter().flatten() {
+            let worst = path.iter().map(|&c| self.congestion[c]).max().unwrap_or(1).max(1);
             delivered += 1.0 / worst as f64;
         }
-        for path in paths.iter().flatten() {
+        for path in self.paths.iter().flatten() {
             for &c in path {
-                congestion[c] = 0;
+                self.congestion[c] = 0;
             }
         }
-        sum += delivered / half as f64;
+        delivered / half as f64
     }
-    sum / patterns as f64
 }
 
 #[cfg(test)]
@@ -131,6 +212,16 @@ mod tests {
         assert!((ebb - 5.0 / 6.0).abs() < 0.01, "{ebb}");
         // Same seed, same value.
         assert_eq!(ebb, effective_bisection(&f, &r, 20_000, 7));
+    }
+
+    /// Patterns are drawn on one thread and summed in order: the value is
+    /// the same, to the last bit, on one thread or five.
+    #[test]
+    fn the_value_does_not_depend_on_the_threads() {
+        let (f, r) = chain(&[3, 1, 4, 2]);
+        let on = |threads| ebb_on(&f, &r, 101, 9, &|_, base| base, &|_, _| {}, threads);
+        assert_eq!(on(1).to_bits(), on(5).to_bits());
+        assert!(on(1) < 1.0);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::credit::{Channel, DependencyGraph};
-use crate::fabric::{Fabric, Lid, PortNum, PortRef, SwitchId};
+use crate::fabric::{Fabric, Lid, NodeId, PortNum, PortRef, SwitchId};
 use crate::routing::walk::Walk;
 use crate::routing::{Routing, ALL_VL0};
 
@@ -40,6 +40,22 @@ impl Report {
     }
 }
 
+/// One thread's share of the routes: everything `Report` sums up.
+struct Partial<'a> {
+    routes: u64,
+    failures: BTreeMap<&'static str, (u64, String)>,
+    hops: BTreeMap<usize, u64>,
+    /// Routes per channel of the switch graph.
+    load: Vec<u64>,
+    sls: [bool; 16],
+    vls: [bool; 16],
+    deps: DependencyGraph<'a>,
+}
+
+/// A representative CA port, its LID, and the nodes of the CA ports it
+/// stands for.
+type SourceGroup = (PortRef, Lid, Vec<NodeId>);
+
 /// Traces every route from a CA port to a CA LID of another node.
 ///
 /// Tables are destination-based, so CA ports on one switch share their
@@ -47,6 +63,40 @@ impl Report {
 /// in-ports they also share VLs, and one representative per such group is
 /// traced, weighted by the group's size.
 pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
+    analyze_with_progress(fabric, routing, &|_, _| {})
+}
+
+/// `analyze`, on all cores, calling `progress(done, total)` as groups of
+/// sources are traced. The result does not depend on the number of
+/// threads.
+pub fn analyze_with_progress(fabric: &Fabric, routing: &Routing, progress: &(dyn Fn(usize, usize) + Sync)) -> Report {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    analyze_on(fabric, routing, progress, cores)
+}
+
+fn analyze_on(fabric: &Fabric, routing: &Routing, progress: &(dyn Fn(usize, usize) + Sync), threads: usize) -> Report {
+    let graph = fabric.graph();
+    let groups = source_groups(fabric, routing);
+    let dlids: Vec<(Lid, PortRef)> = fabric.ca_lids().collect();
+    let threads = threads.clamp(1, groups.len().max(1));
+    let chunk = groups.len().div_ceil(threads).max(1);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let total = groups.len();
+    let partials: Vec<Partial> = std::thread::scope(|scope| {
+        let workers: Vec<_> = groups
+            .chunks(chunk)
+            .map(|part| {
+                let (dlids, done) = (&dlids, &done);
+                scope.spawn(move || {
+                    trace_groups(fabric, routing, part, dlids, &|| {
+                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        progress(n, total);
+                    })
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("a tracing thread panicked")).collect()
+    });
     let mut report = Report {
         routes: 0,
         failures: BTreeMap::new(),
@@ -57,18 +107,44 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
         dependencies: 0,
         credit_loop: None,
     };
-    let graph = fabric.graph();
     let mut deps = DependencyGraph::new(graph);
-    let dlids: Vec<(Lid, PortRef)> = fabric.ca_lids().collect();
-    let shared_sl = routing.path_sl.same_per_switch();
-    let vl_of = |s: SwitchId, inp: PortNum, out: PortNum, sl: u8| -> u8 {
-        routing.sl2vl.as_ref().map_or(ALL_VL0[sl as usize & 0xf], |t| t.vl(s, inp, out, sl))
-    };
-    let mut sls = [false; 16];
-    let mut vls = [false; 16];
+    let mut load = vec![0u64; graph.channel_count()];
+    let (mut sls, mut vls) = ([false; 16], [false; 16]);
+    // In the order of the groups, so the first example of a failure is the
+    // one a single thread would have found.
+    for p in partials {
+        report.routes += p.routes;
+        for (kind, (n, example)) in p.failures {
+            let entry = report.failures.entry(kind).or_insert((0, example));
+            entry.0 += n;
+        }
+        for (h, n) in p.hops {
+            *report.hops.entry(h).or_insert(0) += n;
+        }
+        load.iter_mut().zip(&p.load).for_each(|(a, b)| *a += b);
+        (0..16).for_each(|i| {
+            sls[i] |= p.sls[i];
+            vls[i] |= p.vls[i];
+        });
+        deps.merge(p.deps);
+    }
+    deps.sort();
+    for (c, &n) in load.iter().enumerate().filter(|(_, &n)| n > 0) {
+        report.channel_load.insert(graph.channel_port(c), n);
+    }
+    report.sls_used = (0..16).filter(|&i| sls[i as usize]).collect();
+    report.vls_used = (0..16).filter(|&i| vls[i as usize]).collect();
+    report.dependencies = deps.edge_count();
+    report.credit_loop = deps.find_cycle();
+    report
+}
 
-    // Source groups: (representative CA port, its LID, members' nodes).
-    let mut groups: Vec<(PortRef, Lid, Vec<_>)> = Vec::new();
+/// The sources to trace: CA ports grouped by switch where their paths and
+/// VLs must be the same (see `analyze`).
+fn source_groups(fabric: &Fabric, routing: &Routing) -> Vec<SourceGroup> {
+    let graph = fabric.graph();
+    let shared_sl = routing.path_sl.same_per_switch();
+    let mut groups: Vec<SourceGroup> = Vec::new();
     for s in fabric.switch_ids() {
         let mut by_row: HashMap<Vec<[u8; 16]>, usize> = HashMap::new();
         for (port, remote) in fabric.switch_node(s).links() {
@@ -92,16 +168,39 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
             }
         }
     }
+    groups
+}
 
-    for (src, slid, members) in &groups {
-        for &(dlid, owner) in &dlids {
+/// Traces the routes of `groups` to every CA LID.
+fn trace_groups<'a>(
+    fabric: &'a Fabric,
+    routing: &Routing,
+    groups: &[SourceGroup],
+    dlids: &[(Lid, PortRef)],
+    group_done: &dyn Fn(),
+) -> Partial<'a> {
+    let graph = fabric.graph();
+    let vl_of = |s: SwitchId, inp: PortNum, out: PortNum, sl: u8| -> u8 {
+        routing.sl2vl.as_ref().map_or(ALL_VL0[sl as usize & 0xf], |t| t.vl(s, inp, out, sl))
+    };
+    let mut out = Partial {
+        routes: 0,
+        failures: BTreeMap::new(),
+        hops: BTreeMap::new(),
+        load: vec![0; graph.channel_count()],
+        sls: [false; 16],
+        vls: [false; 16],
+        deps: DependencyGraph::new(graph),
+    };
+    for (src, slid, members) in groups {
+        for &(dlid, owner) in dlids {
             let weight = members.iter().filter(|&&m| m != owner.node).count() as u64;
             if weight == 0 {
                 continue;
             }
-            report.routes += weight;
+            out.routes += weight;
             let sl = routing.path_sl.sl(*slid, dlid);
-            sls[sl as usize & 0xf] = true;
+            out.sls[sl as usize & 0xf] = true;
             let mut prev: Option<Channel> = None;
             let mut hops = 0usize;
             let mut failure = None;
@@ -114,32 +213,29 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
                     }
                 };
                 let vl = vl_of(hop.switch, hop.in_port, hop.out_port, sl);
-                vls[vl as usize & 0xf] = true;
+                out.vls[vl as usize & 0xf] = true;
                 let here = Channel { switch: hop.switch, port: hop.out_port, vl };
                 if let Some(p) = prev {
-                    deps.add(p, here);
-                    *report.channel_load.entry((p.switch, p.port)).or_insert(0) += weight;
+                    out.deps.add(p, here);
+                    out.load[graph.channel(p.switch, p.port)] += weight;
                     hops += 1;
                 }
                 prev = Some(here);
             }
             match failure {
                 Some(e) => {
-                    let entry = report.failures.entry(e.kind()).or_insert((0, String::new()));
+                    let entry = out.failures.entry(e.kind()).or_insert((0, String::new()));
                     if entry.0 == 0 {
                         entry.1 = format!("{} -> LID {dlid}: {e}", crate::fabric::describe(fabric.node(src.node)));
                     }
                     entry.0 += weight;
                 }
-                None => *report.hops.entry(hops).or_insert(0) += weight,
+                None => *out.hops.entry(hops).or_insert(0) += weight,
             }
         }
+        group_done();
     }
-    report.sls_used = (0..16).filter(|&i| sls[i as usize]).collect();
-    report.vls_used = (0..16).filter(|&i| vls[i as usize]).collect();
-    report.dependencies = deps.edge_count();
-    report.credit_loop = deps.find_cycle();
-    report
+    out
 }
 
 #[cfg(test)]
@@ -177,6 +273,27 @@ mod tests {
         let cycle = rep.credit_loop.expect("a Dragonfly routed minimally on one VL has credit loops");
         assert!(cycle.len() >= 3);
         assert!(cycle.iter().all(|c| c.vl == 0));
+    }
+
+    /// The threads only share the work: one or three give the same report,
+    /// down to the first example of a failure and the cycle found.
+    #[test]
+    fn the_report_does_not_depend_on_the_threads() {
+        let f = fabric(4, 2, 2);
+        let mut r = crate::pipeline::route_by_name("dla", &f).unwrap().routing;
+        r.sl2vl = None;
+        let victim = f.ca_lids().nth(5).unwrap().0;
+        r.lfts[3].set(victim, crate::routing::NO_PATH);
+        let (one, three) = (analyze_on(&f, &r, &|_, _| {}, 1), analyze_on(&f, &r, &|_, _| {}, 3));
+        assert_eq!(one.routes, three.routes);
+        assert_eq!(one.failures, three.failures);
+        assert!(!one.failures.is_empty());
+        assert_eq!(one.hops, three.hops);
+        assert_eq!(one.channel_load, three.channel_load);
+        assert_eq!((one.sls_used, one.vls_used), (three.sls_used, three.vls_used));
+        assert_eq!(one.dependencies, three.dependencies);
+        assert!(one.credit_loop.is_some());
+        assert_eq!(one.credit_loop, three.credit_loop);
     }
 
     #[test]
