@@ -13,6 +13,9 @@ fn main() {
     println!("cargo:rerun-if-changed=include/osmroute_shim.h");
     println!("cargo:rerun-if-changed=src/shim/osmroute_shim.c");
     println!("cargo:rerun-if-env-changed=OSMROUTE_OPENSM_INCLUDE");
+    // OpenSM dlopen()s the plugin by this name; with it as the SONAME,
+    // ldconfig files it under that name in the loader's cache.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libosmroute.so");
 
     let include_root = env::var("OSMROUTE_OPENSM_INCLUDE").map(PathBuf::from).ok().or_else(|| {
         HEADER_ROOTS.iter().map(PathBuf::from).find(|p| p.join("opensm/osm_opensm.h").exists())

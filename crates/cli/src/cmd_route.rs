@@ -33,7 +33,10 @@ pub fn run(args: Args) -> crate::CmdResult {
         None => Settings::defaults(),
     };
     let started = std::time::Instant::now();
-    let outcome = osmroute_core::pipeline::route(info, &settings, &fabric)?;
+    let outcome = {
+        let _spinner = crate::progress::Progress::spinner(&format!("routing with {}", info.name));
+        osmroute_core::pipeline::route(info, &settings, &fabric)?
+    };
     let elapsed = started.elapsed();
     let dump_options = DumpOptions::read(&settings.section(osmroute_core::config::DUMP_SECTION))?;
     let bundle = Bundle::new(&fabric, &outcome, Contents::Offline, &dump_options);

@@ -65,9 +65,6 @@ impl FabricArgs {
     }
 }
 
-/// A fabric file: an ibsim net file with sequential LIDs (`lmc` for CA
-/// ports) or with OpenSM's from its guid2lid cache, or `ibnetdiscover`
-/// output with the LIDs it discovered.
 /// A VL count a port can have.
 fn parse_vls(text: &str) -> Result<u8, String> {
     match text.parse::<u8>() {
@@ -76,7 +73,10 @@ fn parse_vls(text: &str) -> Result<u8, String> {
     }
 }
 
-fn fabric(path: &Path, lmc: u8, guid2lid: Option<&Path>, budget: VlBudget) -> Result<Fabric, String> {
+/// A fabric file: an ibsim net file with sequential LIDs (`lmc` for CA
+/// ports) or with OpenSM's from its guid2lid cache, or `ibnetdiscover`
+/// output with the LIDs it discovered.
+pub fn fabric(path: &Path, lmc: u8, guid2lid: Option<&Path>, budget: VlBudget) -> Result<Fabric, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     // ibnetdiscover names nodes by GUID ("S-0002c9...") and carries LIDs.
     let discovered = text.contains("\"S-") && text.contains(" lid ");

@@ -1,6 +1,7 @@
 //! `osmroute`: generate fabrics, route them offline with any engine, check
 //! routings (ours or OpenSM's dumps) and compare them. No OpenSM needed.
 
+mod cmd_assets;
 mod cmd_check;
 mod cmd_churn;
 mod cmd_compare;
@@ -8,9 +9,11 @@ mod cmd_gen;
 mod cmd_layers;
 mod cmd_mlid_path;
 mod cmd_route;
+mod doctor;
 mod load;
 mod osm_log;
 mod plot;
+mod progress;
 mod summary;
 
 use std::process::ExitCode;
@@ -19,7 +22,7 @@ use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "osmroute", version, about = "InfiniBand routing engines: offline toolkit")]
-struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -45,6 +48,18 @@ enum Command {
     /// mlid's path selection for one host pair: the DLID to use and the
     /// path it takes.
     MlidPath(cmd_mlid_path::Args),
+    /// Check OpenSM's configuration (and optionally the fabric or a pass's
+    /// dumps) for what would stop osmroute from routing or let the fabric
+    /// deadlock; says the line to change. Exit 0 fine, 1 errors, 3
+    /// warnings only, 2 could not read the input.
+    Doctor(doctor::Args),
+    /// Print the commented example osmroute.conf: every engine option with
+    /// its default and what it does.
+    ExampleConfig,
+    /// Write man pages, shell completions and the example osmroute.conf
+    /// into a directory (what the Debian package installs).
+    #[command(hide = true)]
+    Assets(cmd_assets::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,6 +73,12 @@ fn main() -> ExitCode {
         Command::Churn(a) => cmd_churn::run(a),
         Command::Layers(a) => cmd_layers::run(a),
         Command::MlidPath(a) => cmd_mlid_path::run(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::ExampleConfig => {
+            print!("{}", osmroute_core::engines::example_configuration());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Assets(a) => cmd_assets::run(a),
     };
     match result {
         Ok(code) => code,

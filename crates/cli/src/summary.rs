@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use osmroute_core::analysis::ebb::{effective_bisection, effective_bisection_with};
-use osmroute_core::analysis::report::analyze;
+use osmroute_core::analysis::ebb::effective_bisection_with_progress;
+use osmroute_core::analysis::report::analyze_with_progress;
 use osmroute_core::fabric::{Lid, Peer, PortNum};
 use osmroute_core::routing::DlidChoice;
 use serde::Serialize;
@@ -15,6 +15,7 @@ use osmroute_core::dumps::{OSM_SL2VL_FILE, PATH_SL_FILE, SL2VL_FILE};
 
 use crate::load::Loaded;
 use crate::osm_log;
+use crate::progress::Progress;
 
 #[derive(Serialize)]
 pub struct Failure {
@@ -84,7 +85,10 @@ impl Summary {
 
     pub fn compute(dir: &Path, loaded: &Loaded, patterns: usize, seed: u64, choice: Option<&DlidChoice>) -> Summary {
         let (fabric, routing) = (&loaded.fabric, &loaded.routing);
-        let report = analyze(fabric, routing);
+        let report = {
+            let p = Progress::bar("tracing routes");
+            analyze_with_progress(fabric, routing, &|d, t| p.update(d, t))
+        };
         let mut link_load: BTreeMap<u64, usize> = BTreeMap::new();
         let mut channels = 0;
         let graph = fabric.graph();
@@ -123,10 +127,14 @@ impl Summary {
             edge_forwarding_index: report.edge_forwarding_index(),
             avg_channel_load: if channels == 0 { 0.0 } else { loads as f64 / channels as f64 },
             link_load,
-            ebb: (patterns > 0).then(|| effective_bisection(fabric, routing, patterns, seed)),
+            ebb: (patterns > 0).then(|| {
+                let p = Progress::bar("bisection patterns");
+                effective_bisection_with_progress(fabric, routing, patterns, seed, &|_, base| base, &|d, t| p.update(d, t))
+            }),
             ebb_chosen_dlids: choice.filter(|_| patterns > 0).map(|c| {
                 let pick = |slid: Lid, base: Lid| c.get(slid, base).unwrap_or(base);
-                effective_bisection_with(fabric, routing, patterns, seed, &pick)
+                let p = Progress::bar("patterns, chosen DLIDs");
+                effective_bisection_with_progress(fabric, routing, patterns, seed, &pick, &|d, t| p.update(d, t))
             }),
             ebb_patterns: patterns,
             ebb_seed: seed,

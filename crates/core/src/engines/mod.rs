@@ -5,11 +5,14 @@
 //! name an engine; what an engine asks of them is in its outcome.
 
 pub mod dla;
+mod example_config;
 pub mod hxdor;
 pub mod layered;
 pub mod mlid;
 pub mod pssp;
 pub mod sfmin;
+
+pub use example_config::example_configuration;
 
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::error::Error;
