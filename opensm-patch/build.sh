@@ -3,8 +3,9 @@
 #
 #   opensm-patch/build.sh OUTDIR
 #
-# leaves the patched daemon at OUTDIR/opensm and a Debian package that
-# installs it over the distribution's (OUTDIR/opensm-osmroute_*.deb).
+# leaves the patched daemon at OUTDIR/opensm, a Debian package that
+# installs it over the distribution's (OUTDIR/opensm-osmroute_*.deb), and
+# the SA client the tests use (OUTDIR/sa-first-path, tools/).
 # Idempotent: a second run with the same OUTDIR, patches and script does
 # nothing. Installs its build dependencies with apt-get when they are
 # missing (as root, or through sudo).
@@ -18,7 +19,7 @@ TARBALL_URL=$MIRROR/pool/main/o/opensm/$TARBALL
 # The headers the plugin is built against; the patched build must
 # configure to the same osm_config.h, or structure layouts differ.
 INSTALLED_CONFIG_H=/usr/include/infiniband/opensm/osm_config.h
-BUILD_DEPS=(autoconf automake libtool bison flex gcc make pkg-config libibumad-dev libopensm-dev libwrap0-dev opensm curl ca-certificates)
+BUILD_DEPS=(autoconf automake libtool bison flex gcc make patch pkg-config libibumad-dev libopensm-dev libwrap0-dev opensm curl ca-certificates)
 
 die() { echo "build.sh: $*" >&2; exit 1; }
 
@@ -31,7 +32,7 @@ out=$(cd "$1" && pwd)
 stamp_of() {
     { echo "$TARBALL_SHA256"; cat "$here/patches/series"
       while read -r p; do cat "$here/patches/$p"; done < "$here/patches/series"
-      cat "$here/build.sh" "$here/make-deb.sh"; } | sha256sum | cut -d' ' -f1
+      cat "$here/build.sh" "$here/make-deb.sh" "$here/tools/sa-first-path.c"; } | sha256sum | cut -d' ' -f1
 }
 stamp=$(stamp_of)
 if [ -x "$out/opensm" ] && [ "$(cat "$out/.build-stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -83,6 +84,9 @@ make -j"$(nproc)" > "$out/build/make.log" 2>&1 || die "make failed; see $out/bui
 make install DESTDIR="$out/destdir" > "$out/build/install.log" 2>&1 || die "make install failed; see $out/build/install.log"
 
 install -m 0755 "$out/destdir/usr/sbin/opensm" "$out/opensm"
+# The SA client the integration tests ask PathRecords and MultiPathRecords with.
+gcc -O2 -Wall -Wextra -Werror -o "$out/sa-first-path" "$here/tools/sa-first-path.c" -libumad \
+    || die "cannot build tools/sa-first-path.c"
 "$here/make-deb.sh" "$out/opensm" "$out" || die "cannot build the Debian package"
 echo "$stamp" > "$out/.build-stamp"
 echo "build.sh: patched OpenSM at $out/opensm"
