@@ -109,8 +109,12 @@ fn choice_of(pairs: &[Pair], answers: &Answers) -> DlidChoice {
 /// `saquery -p --sgid-to-dgid` (the GID resolution clients make) between
 /// two ports (link-local GIDs of their port GUIDs): its output.
 fn saquery_by_gids(sim: &Sim, src: u64, dst: u64) -> String {
-    let gid = |g: u64| format!("fe80::{:x}:{:x}:{:x}:{:x}", g >> 48, (g >> 32) & 0xffff, (g >> 16) & 0xffff, g & 0xffff);
     sim.tool("saquery", &["-p", "--sgid-to-dgid", &format!("{}-{}", gid(src), gid(dst))])
+}
+
+/// A port's link-local GID (fe80::/64 and its port GUID), as saquery reads it.
+fn gid(guid: u64) -> String {
+    format!("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff)
 }
 
 /// The (SLID, DLID) of the first record `saquery -p --sgid-to-dgid` answers.
@@ -208,10 +212,13 @@ fn patched_sa_answers_mlids_path_selection() {
     }
     assert!(off_diagonal > pairs.len(), "most pairs should use a DLID other than the base: {off_diagonal}");
 
-    // saquery, as clients resolve GIDs, on a seeded sample.
+    // saquery, as clients resolve GIDs, on a seeded sample; and by source
+    // LID with the DLID left open (destination by GID).
     for ((s, slid), (d, dbase)) in sample(&pairs, 40, 17) {
         let want = file.get(slid, dbase).unwrap();
         assert_eq!(saquery_first(&sim, s, d), (slid.raw(), want.raw()), "saquery {s:x} -> {d:x}");
+        let out = sim.tool("saquery", &["-p", "--slid", &slid.raw().to_string(), "--dgid", &gid(d)]);
+        assert_eq!(first_record(&out), Some((slid.raw(), want.raw())), "saquery --slid {slid} --dgid {d:x}: {out}");
     }
 
     // A query that fixes the DLID gets exactly that DLID.
