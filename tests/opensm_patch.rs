@@ -7,8 +7,8 @@
 //! seeded sample; a query that fixes the DLID gets exactly it; the EBB
 //! hosts get from the SA's answers is the path-selection file's. The stock
 //! OpenSM with the same plugin answers base LIDs; `layered` spreads
-//! sources over layers by rank; under `dla` the patched SA answers
-//! exactly as the stock one.
+//! sources over layers by rank; under `dla` (no DLID choice) and OpenSM's
+//! `minhop` (no callback) the patched SA answers exactly as the stock one.
 
 mod harness;
 
@@ -276,15 +276,19 @@ fn layered_spreads_sources_over_layers_by_rank() {
     osm.assert_no_errors();
 }
 
-#[test]
-fn dla_answers_exactly_as_under_stock_opensm() {
+/// `engine` (with `conf`) under the patched OpenSM answers every host
+/// pair's PathRecord and MultiPathRecord, and saquery's GetTables, exactly
+/// as under the stock OpenSM.
+fn answers_as_under_stock(engine: &str, conf: &[&str]) {
     let net = generate_shuffled(&["dragonfly", "--a", "4", "--h", "2", "--p", "2"], 11);
+    let routing_engine = format!("routing_engine {engine}");
+    let conf: Vec<&str> = [&[routing_engine.as_str(), "lmc 2"][..], conf].concat();
     let mut answers = Vec::new();
-    for (name, binary) in [("patchdla", patched().join("opensm")), ("stockdla", PathBuf::from("opensm"))] {
-        let mut sim = Sim::start(name, &net);
-        let osm = sim.opensm_from(&binary, &["routing_engine dla", "qos TRUE", "lmc 2"], &[]);
+    for (run, binary) in [("patched", patched().join("opensm")), ("stock", PathBuf::from("opensm"))] {
+        let mut sim = Sim::start(&format!("{run}{engine}"), &net);
+        let osm = sim.opensm_from(&binary, &conf, &[]);
         osm.wait_for(UP, TIMEOUT);
-        assert!(osm.log().contains("dla tables configured on all switches"), "dla did not route");
+        assert!(osm.log().contains(&format!("{engine} tables configured on all switches")), "{engine} did not route");
         let fabric = dumped_fabric(&osm, 2);
         let pairs = all_pairs(&hosts(&fabric));
         let saquery: Vec<String> = sample(&pairs, 10, 3)
@@ -299,11 +303,23 @@ fn dla_answers_exactly_as_under_stock_opensm() {
         osm.assert_no_errors();
     }
     let (patched, stock) = (&answers[0], &answers[1]);
-    assert_eq!(patched.0, stock.0, "PathRecord answers");
-    assert_eq!(patched.1, stock.1, "MultiPathRecord answers");
+    assert_eq!(patched.0, stock.0, "{engine}: PathRecord answers");
+    assert_eq!(patched.1, stock.1, "{engine}: MultiPathRecord answers");
     for (p, s) in patched.2.iter().zip(&stock.2) {
         assert!(p.matches("dlid").count() >= 3, "saquery answered too little: {p}");
-        assert_eq!(p, s, "saquery output");
+        assert_eq!(p, s, "{engine}: saquery output");
     }
-    assert!(patched.0.values().all(|&(s, d)| s % 4 == 0 && d % 4 == 0), "dla has no preference: diagonal pairs");
+    assert!(patched.0.values().all(|&(s, d)| s % 4 == 0 && d % 4 == 0), "{engine}: no preference, so diagonal pairs");
+}
+
+/// Our engine without a DLID choice: the callback answers "no preference".
+#[test]
+fn dla_answers_exactly_as_under_stock_opensm() {
+    answers_as_under_stock("dla", &["qos TRUE"]);
+}
+
+/// OpenSM's own engine: no callback at all.
+#[test]
+fn minhop_answers_exactly_as_under_stock_opensm() {
+    answers_as_under_stock("minhop", &[]);
 }
