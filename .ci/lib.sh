@@ -62,14 +62,15 @@ wait_for_pass() {
 
 # start_opensm CONF LOG: runs opensm -F CONF under umad2sim with the plugin
 # from target/release, its cache (guid2lid, neighbors) next to CONF rather
-# than in /var/cache/opensm; sets OPENSM_PID.
+# than in /var/cache/opensm; sets OPENSM_PID. $OPENSM names another OpenSM
+# executable (e.g. opensm-patch's build).
 start_opensm() {
     local conf=$1 out=$2
     local lib="$PWD/target/release"
     mkdir -p "$(dirname "$conf")/cache"
     (cd "$(dirname "$conf")" && OSM_CACHE_DIR="$(dirname "$conf")/cache" \
         LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-        exec env LD_PRELOAD="$UMAD2SIM" opensm -F "$conf") >"$out" 2>&1 &
+        exec env LD_PRELOAD="$UMAD2SIM" "${OPENSM:-opensm}" -F "$conf") >"$out" 2>&1 &
     OPENSM_PID=$!
 }
 

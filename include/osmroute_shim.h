@@ -53,6 +53,18 @@ uint8_t **osmroute_switch_hop_rows(osm_switch_t *sw, uint32_t *count);
  * from a routing callback (the SM's own thread, under its lock). */
 void osmroute_request_lmc(osm_opensm_t *osm, uint8_t lmc);
 
+/* opensm-patch: the SA asks the routing engine which LIDs to answer first
+ * (struct osm_routing_engine's path_lids, appended after the stock fields).
+ * A patched OpenSM exports osm_routing_engine_set_path_lids; these look it
+ * up in the running process, so the same plugin loads into a stock one. */
+typedef int (*osmroute_path_lids_fn)(void *context, ib_net16_t src_base_lid,
+				     ib_net16_t dest_base_lid,
+				     ib_net16_t *p_slid, ib_net16_t *p_dlid);
+/* 1 if the running OpenSM has the hook, 0 if it is stock. */
+int osmroute_sa_path_lids_available(void);
+/* Sets `re`'s path_lids to `fn` through the hook; 0 if there is none. */
+int osmroute_set_path_lids(struct osm_routing_engine *re, osmroute_path_lids_fn fn);
+
 /* One log line at `level` (OSM_LOG_* bits); the message is printed as is. */
 void osmroute_log(osm_log_t *log, uint8_t level, const char *msg);
 /* Whether `level` would be printed (OpenSM's log mask). */

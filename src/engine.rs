@@ -199,6 +199,13 @@ impl EngineContext {
         }
     }
 
+    /// The DLID the engine chose for paths from the port with base LID
+    /// `src_base` to the one with `dest_base`, if it chose one (opensm-patch's
+    /// SA asks, from its worker threads).
+    pub fn path_dlid(&self, src_base: Lid, dest_base: Lid) -> Option<Lid> {
+        self.published()?.outcome.dlid_choice.as_ref()?.get(src_base, dest_base)
+    }
+
     /// The SL of the path from `slid` to `dlid` (`hint` before any pass).
     pub fn path_sl(&self, hint: u8, slid: Lid, dlid: Lid) -> u8 {
         match self.published() {

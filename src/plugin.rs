@@ -45,6 +45,17 @@ impl Plugin {
                 Err(status) => log::error!("cannot register routing engine '{}' (status {status})", r.info.name),
             }
         }
+        if crate::osm::sa_path_lids_available() {
+            log::info!(
+                "OpenSM with opensm-patch: the SA answers PathRecords and MultiPathRecords first with the DLID \
+                 the engine chose for each source (mlid, layered)"
+            );
+        } else {
+            log::info!(
+                "stock OpenSM: the SA answers PathRecords with its own LID pairs; hosts find the DLIDs mlid \
+                 chose per source in osmroute-path-select.txt (opensm-patch makes the SA answer them)"
+            );
+        }
         Ok(Plugin { osm })
     }
 

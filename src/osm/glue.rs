@@ -85,6 +85,8 @@ pub(super) unsafe extern "C" fn setup_engine(re: *mut sys::osm_routing_engine, o
             re.update_sl2vl = Some(update_sl2vl);
             re.path_sl = Some(path_sl);
             re.destroy = Some(destroy);
+            // Only a patched OpenSM has the field (see `sa_path_lids_available`).
+            sys::osmroute_set_path_lids(re, Some(path_lids));
         }
         Ok(DONE)
     })
@@ -145,6 +147,27 @@ unsafe extern "C" fn path_sl(ctx: *mut c_void, hint: u8, slid: u16, dlid: u16) -
     // LIDs arrive in network byte order.
     let (slid, dlid) = (Lid::from_raw(u16::from_be(slid)), Lid::from_raw(u16::from_be(dlid)));
     guarded(ctx.name(), hint, || -> Result<u8, String> { Ok(ctx.path_sl(hint, slid, dlid)) })
+}
+
+/// opensm-patch's SA callback: the LIDs to answer first for paths from
+/// the port with base LID `src_base` to the one with `dest_base` (network
+/// order). 1 with `*dlid` set when the engine chose; 0 for no preference
+/// (OpenSM's own order). The SLID is left to OpenSM (the source's base).
+unsafe extern "C" fn path_lids(ctx: *mut c_void, src_base: u16, dest_base: u16, _slid: *mut u16, dlid: *mut u16) -> c_int {
+    if dlid.is_null() {
+        return 0;
+    }
+    // SAFETY: as in `build_lid_matrices`.
+    let ctx = unsafe { context(ctx) };
+    let (src_base, dest_base) = (Lid::from_raw(u16::from_be(src_base)), Lid::from_raw(u16::from_be(dest_base)));
+    match guarded(ctx.name(), None, || -> Result<Option<Lid>, String> { Ok(ctx.path_dlid(src_base, dest_base)) }) {
+        Some(chosen) => {
+            // SAFETY: OpenSM passes a pointer to its own local, checked above.
+            unsafe { *dlid = chosen.raw().to_be() };
+            1
+        }
+        None => 0,
+    }
 }
 
 unsafe extern "C" fn destroy(ctx: *mut c_void) {

@@ -22,6 +22,13 @@ use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::ptr::NonNull;
 
+/// Whether the running OpenSM is built with opensm-patch, whose SA asks the
+/// routing engine which DLID to answer first (`path_lids`).
+pub fn sa_path_lids_available() -> bool {
+    // SAFETY: a symbol lookup in the running process; nothing is called.
+    unsafe { sys::osmroute_sa_path_lids_available() != 0 }
+}
+
 /// OpenSM's default when `dump_files_dir` is unset.
 const OPENSM_DEFAULT_DUMP_DIR: &str = "/var/log";
 

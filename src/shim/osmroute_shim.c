@@ -1,4 +1,6 @@
 /* C side of include/osmroute_shim.h; see there for why it exists. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <string.h>
 #include "osmroute_shim.h"
 
@@ -129,4 +131,32 @@ void osmroute_request_lmc(osm_opensm_t *osm, uint8_t lmc)
 	osm->subn.opt.reassign_lids = TRUE;
 	osm->subn.force_first_time_master_sweep = TRUE;
 	osm->subn.force_heavy_sweep = TRUE;
+}
+
+typedef void (*set_path_lids_fn)(struct osm_routing_engine *re, osmroute_path_lids_fn fn);
+
+/* The patched OpenSM's setter, or NULL in a stock OpenSM. The executable
+ * exports its symbols (-rdynamic), so the default search scope finds it. */
+static set_path_lids_fn path_lids_setter(void)
+{
+	set_path_lids_fn setter;
+	void *sym = dlsym(RTLD_DEFAULT, "osm_routing_engine_set_path_lids");
+
+	memcpy(&setter, &sym, sizeof(setter));
+	return setter;
+}
+
+int osmroute_sa_path_lids_available(void)
+{
+	return path_lids_setter() != NULL;
+}
+
+int osmroute_set_path_lids(struct osm_routing_engine *re, osmroute_path_lids_fn fn)
+{
+	set_path_lids_fn setter = path_lids_setter();
+
+	if (!setter || !re)
+		return 0;
+	setter(re, fn);
+	return 1;
 }

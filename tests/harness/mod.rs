@@ -169,6 +169,11 @@ impl Sim {
     /// logs to the run directory and writes its dumps there.
     pub fn opensm(&mut self, conf: &[&str], env: &[(&str, &str)]) -> OpenSm {
         require("opensm", "opensm");
+        self.opensm_from(Path::new("opensm"), conf, env)
+    }
+
+    /// `opensm` with another OpenSM executable (e.g. opensm-patch's build).
+    pub fn opensm_from(&mut self, binary: &Path, conf: &[&str], env: &[(&str, &str)]) -> OpenSm {
         self.opensm_runs += 1;
         let dir = self.dir.join(format!("opensm-{}", self.opensm_runs));
         std::fs::create_dir_all(dir.join("cache")).expect("opensm run directory");
@@ -188,7 +193,7 @@ impl Sim {
         let no_options = dir.join("empty-osmroute.conf");
         std::fs::write(&no_options, "").expect("write an empty osmroute.conf");
         let out = std::fs::File::create(dir.join("opensm.out")).expect("opensm output");
-        let mut cmd = Command::new("opensm");
+        let mut cmd = Command::new(binary);
         // umad2sim leaves a fake sysfs tree (sys-PID/) in the working directory.
         cmd.current_dir(&dir)
             .arg("-F")
@@ -219,14 +224,29 @@ impl Sim {
 
     /// Runs a diag tool against the simulation; returns its standard output.
     pub fn tool(&self, cmd: &str, args: &[&str]) -> String {
-        let out = Command::new(cmd)
+        self.tool_with_input(cmd, args, "")
+    }
+
+    /// `tool` with `input` on its standard input.
+    pub fn tool_with_input(&self, cmd: &str, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut child = Command::new(cmd)
             .args(args)
             .current_dir(&self.dir)
             .env("IBSIM_SOCKNAME", &self.sock)
             .env("LD_PRELOAD", UMAD2SIM)
-            .stdin(Stdio::null())
-            .output()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
             .unwrap_or_else(|e| panic!("cannot run {cmd}: {e} (install infiniband-diags)"));
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        let input = input.to_string();
+        // Written from another thread, so a tool that answers as it reads
+        // cannot block on a full output pipe.
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let out = child.wait_with_output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        writer.join().expect("stdin writer").unwrap_or_else(|e| panic!("{cmd} stdin: {e}"));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 }

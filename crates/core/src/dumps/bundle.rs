@@ -15,7 +15,7 @@ use super::{ibdmchk, lfts, subnet_lst, LFTS_FILE, PATH_SL_FILE, SL2VL_FILE, SUBN
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::engines::Outcome;
 use crate::fabric::Fabric;
-use crate::routing::PathSl;
+use crate::routing::{DlidChoice, PathSl};
 
 const MAX_PATH_SL_LINES: OptionSpec = OptionSpec {
     key: "max_path_sl_lines",
@@ -122,7 +122,9 @@ impl<'a> Bundle<'a> {
                 files.push(DumpFile::SwitchSl);
             }
         }
-        if outcome.dlid_choice.is_some() {
+        // A rule (layered's rank spread) is not listed pair by pair: on a
+        // big Slim Fly that would be millions of lines every pass.
+        if outcome.dlid_choice.as_ref().is_some_and(DlidChoice::is_listed) {
             files.push(DumpFile::PathSelect);
         }
         Bundle { fabric, outcome, files, skipped }

@@ -19,7 +19,7 @@ use crate::deadlock::vl_layers::{self, LayeringOptions};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid, SwitchGraph, SwitchId, UNREACHABLE};
-use crate::routing::{Lft, Routing, NO_PATH};
+use crate::routing::{DlidChoice, Lft, Routing, NO_PATH};
 
 pub const NAME: &str = "layered";
 
@@ -84,7 +84,7 @@ pub const INFO: EngineInfo = EngineInfo {
     options: &[&[DEADLOCK, SEED], vl_layers::OPTIONS],
     build: |s| {
         let options = LayeredOptions::read(s)?;
-        Ok(Box::new(super::Configured { options, route: |f, o| route(f, o).map(Outcome::from) }))
+        Ok(Box::new(super::Configured { options, route: route_with_choice }))
     },
 };
 
@@ -116,6 +116,25 @@ pub fn layers_for(fabric: &Fabric, opts: &LayeredOptions) -> Result<Layers, Erro
         );
     }
     Ok(build_layers(graph, count, opts.seed))
+}
+
+/// The routing and which layer each source uses towards each destination:
+/// with more than one layer, sources spread over the destination's LIDs
+/// by host rank (`DlidChoice::spread_by_rank`), so the flows into one host
+/// and the flows out of one host each use every layer in turn. With
+/// opensm-patch the SA answers PathRecords with that choice; without it,
+/// hosts take the SA's diagonal pairs (layer 0 for a SubnAdmGet).
+fn route_with_choice(fabric: &Fabric, opts: &LayeredOptions) -> Result<Outcome, Error> {
+    let routing = route(fabric, opts)?;
+    let dlid_choice = (fabric.lmc() > 0).then(|| {
+        DlidChoice::spread_by_rank(
+            fabric
+                .end_ports()
+                .filter(|(at, _)| !fabric.node(at.node).is_switch())
+                .map(|(_, p)| (p.lid, p.lid_count().min(u16::MAX as u32) as u16)),
+        )
+    });
+    Ok(Outcome { routing, dlid_choice, lmc_request: None })
 }
 
 pub fn route(fabric: &Fabric, opts: &LayeredOptions) -> Result<Routing, Error> {
