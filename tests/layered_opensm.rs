@@ -129,3 +129,33 @@ fn hop_positions_without_three_vls_fall_back() {
     assert_eq!(declines.len(), 1, "{declines:#?}");
     assert!(declines[0].contains("needs 3 VLs") && declines[0].contains("layered.max_vls is 2"), "{}", declines[0]);
 }
+
+/// A leaf–spine with 4 cables per leaf–spine pair, `lmc 2`: the tables
+/// of all four layers, read back from the simulated switches, spread each
+/// leaf's traffic so evenly that they reach the cut bound computed from
+/// the fabric (a leaf's routes to every LID of every other host, over its
+/// up-cables). No credit loop (ibdmchk and `osmroute check` over all four
+/// LID offsets).
+#[test]
+fn leaf_spine_with_parallel_cables_reaches_the_cut_bound() {
+    let net = with_enhanced_port0(&generate_shuffled(&["pgft", "--down", "8,6", "--up", "1,2", "--parallel", "1,4"], 3));
+    let mut sim = Sim::start("layeredls4", &net);
+    let osm = sim.opensm(&["routing_engine layered", "qos TRUE", "lmc 2", "lmc_esp0 TRUE"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED), "layered did not configure the tables");
+    osm.assert_no_errors();
+    let (fabric, read) = read_back(&sim, &net);
+    let g = fabric.graph();
+    let total: u64 = g.ids().map(|s| u64::from(g.hosts(s))).sum();
+    let bound = g
+        .ids()
+        .filter(|&s| g.hosts(s) > 0)
+        .map(|s| (4 * u64::from(g.hosts(s)) * (total - u64::from(g.hosts(s)))).div_ceil(g.cables(s).len() as u64))
+        .max()
+        .unwrap();
+    let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
+    assert_eq!(efi, bound, "all four layers");
+    let report = ibdmchk_lmc(&osm.dir, 2);
+    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    check_loop_free(&osm.dir, &["--patterns", "100", "--lmc", "2"]);
+}

@@ -205,3 +205,26 @@ fn pssp_best_effort_routes_with_a_loud_warning() {
     let report = ibdmchk(&osm.dir, &[]);
     assert!(report.contains("Found credit loop"), "ibdmchk: {report}");
 }
+
+/// The cut bound on a leaf–spine tree, from the fabric alone: a leaf's
+/// hosts send to every host elsewhere over its up-cables (parallel ones
+/// each count), so one of them carries at least ⌈routes / cables⌉.
+pub fn leaf_cut_bound(f: &Fabric) -> u64 {
+    let g = f.graph();
+    let total: u64 = g.ids().map(|s| u64::from(g.hosts(s))).sum();
+    g.ids()
+        .filter(|&s| g.hosts(s) > 0)
+        .map(|s| (u64::from(g.hosts(s)) * (total - u64::from(g.hosts(s)))).div_ceil(g.cables(s).len() as u64))
+        .max()
+        .unwrap_or(0)
+}
+
+/// A leaf–spine with 2 cables per leaf–spine pair: the tables OpenSM
+/// programs reach the optimal edge forwarding index (the cut bound).
+#[test]
+fn pssp_on_a_leaf_spine_with_parallel_cables_reaches_the_cut_bound() {
+    let net = generate(&["pgft", "--down", "8,6", "--up", "1,4", "--parallel", "1,2"]);
+    let (_sim, _osm, fabric, read) = check_pssp("psspls2", &net, 0);
+    let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
+    assert_eq!(efi, leaf_cut_bound(&fabric));
+}

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use osmroute_core::fabric::FabricBuilder;
-use osmroute_core::gen::{self, degrade, dragonfly, fattree, hyperx, random_regular, slimfly, torus};
+use osmroute_core::gen::{self, degrade, dragonfly, fattree, hyperx, pgft, random_regular, slimfly, torus};
 use osmroute_core::io::netfile;
 
 #[derive(clap::Args)]
@@ -33,6 +33,10 @@ pub struct Args {
     /// --drop-switches.
     #[arg(long, global = true, default_value_t = 0.0)]
     drop_hosts: f64,
+    /// Replace every inter-switch cable by this many parallel cables
+    /// (before any drop), e.g. a Slim Fly with doubled cables.
+    #[arg(long, global = true, default_value_t = 1)]
+    parallel_cables: usize,
 }
 
 #[derive(Subcommand)]
@@ -89,6 +93,20 @@ enum Family {
         m: usize,
         #[arg(long)]
         n: usize,
+    },
+    /// Parallel-ports generalized fat tree PGFT(h; m; w; p), level 1 first:
+    /// e.g. 16 leaves of 18 hosts and 9 spines with 2 cables per
+    /// leaf-spine pair is --down 18,16 --up 1,9 --parallel 1,2.
+    Pgft {
+        /// Children of a switch, per level (the first: hosts per leaf).
+        #[arg(long, value_delimiter = ',', required = true)]
+        down: Vec<usize>,
+        /// Parents of a node of the level below, per level (the first: 1).
+        #[arg(long, value_delimiter = ',', required = true)]
+        up: Vec<usize>,
+        /// Parallel cables to each parent, per level (default all 1).
+        #[arg(long, value_delimiter = ',')]
+        parallel: Vec<usize>,
     },
     /// Random regular topology (Jellyfish-like), seeded.
     Random {
@@ -148,6 +166,10 @@ fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
         Family::Hypercube { dim, width, p } => hyperx::hypercube(dim, width, p),
         Family::Torus(g) => torus::torus(&g.dims, &g.widths(), g.p),
         Family::Fattree { m, n } => fattree::fattree(m, n),
+        Family::Pgft { down, up, parallel } => {
+            let parallel = if parallel.is_empty() { vec![1; down.len()] } else { parallel };
+            pgft::pgft(&pgft::Pgft { down, up, parallel })
+        }
         Family::Random { switches, degree, p } => random_regular::random_regular(switches, degree, p, seed),
     }
 }
@@ -158,6 +180,9 @@ pub fn run(args: Args) -> crate::CmdResult {
         _ => (0.0, 0.0),
     };
     let mut builder = generate(args.family, args.seed)?;
+    if args.parallel_cables != 1 {
+        builder = gen::parallel_cables(&builder, args.parallel_cables, |_, _| true)?;
+    }
     if args.drop_switches > 0.0 {
         let (b, n) = degrade::drop_switches(&builder, args.drop_switches, args.seed)?;
         eprintln!("dropped {n} switches with their hosts");

@@ -4,6 +4,7 @@
 //! the configuration and turns a fabric into an `Outcome`. Hosts never
 //! name an engine; what an engine asks of them is in its outcome.
 
+pub mod balance;
 pub mod dla;
 mod example_config;
 pub mod hxdor;

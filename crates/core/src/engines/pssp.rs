@@ -18,9 +18,10 @@
 
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::deadlock::vl_layers::{self, LayeringOptions};
+use crate::engines::balance::TreeBalancer;
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
-use crate::fabric::{Bfs, Fabric, Lid, PortNum, PortRef, SwitchId};
+use crate::fabric::{Bfs, Cable, Fabric, Lid, PortRef, SwitchId};
 use crate::rng::Rng;
 use crate::routing::{Lft, PathSl, Routing, NO_PATH};
 
@@ -88,7 +89,7 @@ pub const INFO: EngineInfo = EngineInfo {
 /// switches, as fat-tree routing does. Either way the order does not hinge
 /// on how the SM numbered the LIDs. (Measured with `.ci/bench-pssp`: each
 /// order is clearly better on its own kind of network.)
-fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<Lid>)> {
+pub(crate) fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<Lid>)> {
     let mut ports: Vec<(usize, SwitchId, PortRef, Vec<Lid>)> = Vec::new();
     let mut seen_behind = vec![0usize; fabric.switch_count()];
     let mut by_lid: Vec<(PortRef, Vec<Lid>)> = fabric.end_ports().map(|(at, p)| (at, p.lids().collect())).collect();
@@ -153,75 +154,42 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
     let graph = fabric.graph();
     let switches = graph.switch_count();
     let mut lfts = Routing::empty_lfts(fabric);
-    let mut load = vec![0u64; graph.channel_count()];
-    // Channels the current port's earlier LIDs use (stamp = port number + 1).
-    let mut used_stamp = vec![0u32; graph.channel_count()];
+    let mut trees = TreeBalancer::new(graph);
     let mut bfs = Bfs::new(switches);
-    let mut cost = vec![0u64; switches];
-    // Next hop of every switch in the current tree: out-port and switch.
-    let mut next = vec![NO_PATH; switches];
-    let mut next_switch = vec![SwitchId::default(); switches];
-    let mut acc = vec![0u64; switches];
     let order = destinations(fabric, seed);
     let mut unreachable = 0usize;
+    let mut turn = 0usize;
     for (k, (owner, lids)) in order.iter().enumerate() {
         let Some(t) = fabric.lid_switch(lids[0]) else { continue };
         let is_ca = !fabric.node(owner.node).is_switch();
         let last_port = fabric.delivery_port(*owner);
         bfs.run(graph, t);
+        // The port's LIDs share a stamp: its later LIDs avoid the
+        // channels its earlier ones use.
         let stamp = k as u32 + 1;
         for &lid in lids {
-            // Least (reuse, load) path from every switch, nearest first.
-            cost[t.idx()] = 0;
-            for &s in &bfs.order()[1..] {
-                let d = bfs.dist(s);
-                let mut best: (u64, PortNum, SwitchId) = (u64::MAX, NO_PATH, SwitchId::default());
-                // Equal costs go to the first candidate met; starting the
-                // scan at a LID-dependent cable spreads the ties.
-                let here = graph.cables(s);
-                let start = lid.idx() % here.len().max(1);
-                for cable in here.iter().cycle().skip(start).take(here.len()) {
-                    if bfs.dist(cable.to) + 1 != d {
-                        continue;
-                    }
-                    let c = graph.channel(s, cable.port);
-                    let reuse = u64::from(used_stamp[c] == stamp) << 40;
-                    let key = cost[cable.to.idx()] + reuse + load[c];
-                    if key < best.0 {
-                        best = (key, cable.port, cable.to);
-                    }
-                }
-                (cost[s.idx()], next[s.idx()], next_switch[s.idx()]) = best;
-            }
+            let minimal = |s: SwitchId, cable: &Cable| bfs.dist(cable.to) + 1 == bfs.dist(s);
+            // Every host behind a tree edge sends to this LID through it.
+            let senders = |s: SwitchId| if is_ca { u64::from(graph.hosts(s)) } else { 0 };
+            trees.route(bfs.order(), minimal, turn, stamp, senders);
+            turn += 1;
             for s in graph.ids() {
-                lfts[s].set(
-                    lid,
-                    if s == t {
-                        last_port
-                    } else if !bfs.reached(s) {
-                        NO_PATH
-                    } else {
-                        next[s.idx()]
-                    },
-                );
+                let out = if s == t {
+                    last_port
+                } else if bfs.reached(s) {
+                    trees.next_port(s)
+                } else {
+                    NO_PATH
+                };
+                lfts[s].set(lid, out);
             }
             unreachable += switches - bfs.order().len();
-            // Every host behind a tree edge sends to this LID through it.
-            for &s in bfs.order() {
-                acc[s.idx()] = if is_ca { u64::from(graph.hosts(s)) } else { 0 };
-            }
-            for &s in bfs.order()[1..].iter().rev() {
-                let c = graph.channel(s, next[s.idx()]);
-                load[c] += acc[s.idx()];
-                used_stamp[c] = stamp;
-                acc[next_switch[s.idx()].idx()] += acc[s.idx()];
-            }
         }
     }
     if unreachable > 0 {
         log::warn!("{engine}: the switches are not all connected; {unreachable} (switch, LID) pairs have no route");
     }
-    let edge_forwarding_index = load.iter().max().copied().unwrap_or(0);
+    let edge_forwarding_index = trees.edge_forwarding_index();
     let lid_order: Vec<Lid> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
     MinimalTables { lfts, lid_order, edge_forwarding_index }
 }

@@ -1,16 +1,28 @@
-//! Algorithm 1 of the Slim Fly paper (§4.3, App. B.1) on the switch graph:
-//! routing layers as destination-based next-hop tables.
+//! Algorithm 1 of the Slim Fly paper (§4.3, App. B.1): routing layers as
+//! forwarding tables, one LID offset per layer.
 //!
-//! Layer 0 holds balanced minimal paths. Every further layer first gets,
-//! per ordered switch pair in priority order, one almost-minimal path
-//! that respects what the layer already fixed, then the switches still
-//! without a next hop towards a destination are completed with the
-//! shortest paths the fixed entries allow. A link's weight counts the
-//! host-to-host routes crossing it (Fig. 15), over all layers; paths and
-//! completions prefer light links.
+//! Every further layer (l ≥ 1) first gets, per ordered switch pair in
+//! priority order, one almost-minimal path that respects what the layer
+//! already fixed (the paper's construction, on switches). Then every
+//! destination LID of the layer is routed by its own tree
+//! (`balance::TreeBalancer`): a switch the inserted paths fixed follows
+//! them, every other switch takes the least loaded of the shortest ways
+//! the fixed entries allow, cable by cable. Layer 0 has no inserted paths,
+//! so it is exactly pssp's balanced minimal routing of the base LIDs.
+//! Routing per LID, not per destination switch, is what spreads the hosts
+//! of one switch over the equal next hops and parallel cables: with one
+//! next hop per switch pair, all traffic between two leaves of a fat tree
+//! crossed a single spine.
+//!
+//! A link's weight, which the path search minimises, counts the
+//! host-to-host routes crossing it (Fig. 15) over all layers routed so
+//! far, plus the paths already inserted into the layer being built.
 
-use crate::fabric::{SwitchGraph, SwitchId};
+use crate::engines::balance::TreeBalancer;
+use crate::fabric::Lid;
+use crate::fabric::{Cable, Fabric, SwitchGraph, SwitchId};
 use crate::rng::Rng;
+use crate::routing::{Lft, Routing, NO_PATH};
 
 fn sid(x: usize) -> SwitchId {
     SwitchId::new(x)
@@ -60,42 +72,52 @@ impl Weights {
     }
 }
 
+impl Weights {
+    /// Routes per link, summed over the parallel cables of each bundle.
+    fn from_load(g: &SwitchGraph, load: &[u64]) -> Self {
+        let w = g
+            .ids()
+            .map(|s| g.bundles(s).iter().map(|ports| ports.iter().map(|&p| load[g.channel(s, p)]).sum()).collect())
+            .collect();
+        Weights { w }
+    }
+}
+
 fn slot(g: &SwitchGraph, x: usize, y: usize) -> usize {
     g.slot(sid(x), sid(y)).expect("next hops are neighbours")
 }
 
-/// Next hops of every layer: `next[l][d * n + s]` is where switch s sends
-/// traffic for switch d in layer l.
+/// The layers' forwarding tables and what their construction did.
 pub struct Layers {
     n: usize,
-    next: Vec<Vec<u32>>,
+    /// Per layer, the next hops the inserted almost-minimal paths fixed:
+    /// `fixed[l][d * n + s]` is where switch s sends traffic for switch d
+    /// (`UNSET`: the LID's own tree chose). Layer 0 fixes nothing.
+    fixed: Vec<Vec<u32>>,
+    /// Forwarding tables of every layer (layer l on LID offset l).
+    pub lfts: Vec<Lft>,
+    /// The LIDs in layer order (every port's base LID, then every base +
+    /// 1, ...), for the deadlock removal to place paths in.
+    pub lid_order: Vec<Lid>,
     /// Almost-minimal paths inserted per layer (layer 0 has none).
     pub inserted: Vec<u64>,
     /// Switch pairs that got no almost-minimal path, per layer, because
     /// none of the wanted length respected the layer (§B.1.4, 2nd case).
     pub no_path: Vec<u64>,
+    /// Most routes on one inter-switch channel, over all layers.
+    pub edge_forwarding_index: u64,
 }
 
 impl Layers {
     pub fn count(&self) -> usize {
-        self.next.len()
+        self.fixed.len()
     }
 
-    pub fn next(&self, layer: usize, s: usize, d: usize) -> Option<usize> {
-        let v = self.next[layer][d * self.n + s];
+    /// The next switch an inserted path fixed for s towards switch d in
+    /// layer l, if any.
+    pub fn fixed(&self, layer: usize, s: usize, d: usize) -> Option<usize> {
+        let v = self.fixed[layer][d * self.n + s];
         (v != UNSET).then_some(v as usize)
-    }
-
-    /// Hops from s to d in a layer (None: no route).
-    pub fn path_len(&self, layer: usize, s: usize, d: usize) -> Option<usize> {
-        let mut at = s;
-        for hops in 0..=self.n {
-            if at == d {
-                return Some(hops);
-            }
-            at = self.next(layer, at, d)?;
-        }
-        None
     }
 }
 
@@ -221,74 +243,33 @@ fn insert(b: &mut LayerBuild, w: &mut Weights, path: &[usize]) -> Vec<usize> {
     newly
 }
 
-/// Gives every switch without a next hop towards `d` the shortest path the
-/// fixed entries allow (breadth-first from `d`; among equally short
-/// choices the lightest link), then adds the new routes to the weights.
-fn complete(b: &mut LayerBuild, w: &mut Weights, d: usize, order: &mut Vec<usize>, newly: &mut [bool]) {
-    let g = b.g;
+/// Builds `count` layers (≥ 1) of the fabric's LIDs; the order within a
+/// priority level comes from `seed`.
+pub fn build_layers(fabric: &Fabric, count: usize, seed: u64) -> Layers {
+    let g = fabric.graph();
     let n = g.switch_count();
-    order.clear();
-    order.push(d);
-    let mut level = vec![u32::MAX; n];
-    level[d] = 0;
-    newly.fill(false);
-    let mut head = 0;
-    while head < order.len() {
-        let y = order[head];
-        head += 1;
-        let depth = level[y] + 1;
-        for x in neighbours(g, y) {
-            if level[x] < depth || x == d {
-                continue; // settled nearer to d
-            }
-            if newly[x] {
-                // Chosen from another switch of the same level: keep the
-                // lighter link.
-                if w.get(g, x, y) < w.get(g, x, b.get(x, d) as usize) {
-                    b.set(x, d, y);
-                }
-                continue;
-            }
-            match b.get(x, d) {
-                UNSET => {
-                    b.set(x, d, y);
-                    newly[x] = true;
-                }
-                fixed if fixed as usize == y => {}
-                _ => continue, // its fixed path goes elsewhere
-            }
-            level[x] = depth;
-            order.push(x);
-        }
-    }
-    // New routes, farthest switches first so that each switch's count
-    // includes everything routed through it.
-    let mut carried = vec![0u64; n];
-    for &x in order[1..].iter().rev() {
-        if newly[x] {
-            carried[x] += hosts(g, x);
-        }
-        let y = b.get(x, d) as usize;
-        w.add(g, x, y, carried[x] * hosts(g, d));
-        carried[y] += carried[x];
-    }
-}
-
-/// Builds `count` layers (≥ 1); the order within a priority level comes
-/// from `seed`.
-pub fn build_layers(g: &SwitchGraph, count: usize, seed: u64) -> Layers {
-    let n = g.switch_count();
-    let mut w = Weights { w: g.ids().map(|s| vec![0; g.neighbours(s).len()]).collect() };
-    let mut layers = Layers { n, next: Vec::with_capacity(count), inserted: vec![0; count], no_path: vec![0; count] };
+    let mut trees = TreeBalancer::new(g);
+    let mut layers = Layers {
+        n,
+        fixed: Vec::with_capacity(count),
+        lfts: Routing::empty_lfts(fabric),
+        lid_order: Vec::new(),
+        inserted: vec![0; count],
+        no_path: vec![0; count],
+        edge_forwarding_index: 0,
+    };
     let endpoints = endpoints(g);
+    // pssp's destination order, so that layer 0 is its routing.
+    let destinations = crate::engines::pssp::destinations(fabric, 0);
     // Priority of an ordered pair = almost-minimal paths it has so far.
     let mut priority = vec![0u8; n * n];
     let mut rng = Rng::new(seed);
-    let mut order = Vec::with_capacity(n);
-    let mut newly = vec![false; n];
+    let mut reach = Reach::new(n);
+    let mut turn = 0usize;
     for l in 0..count {
         let mut b = LayerBuild { g, next: vec![UNSET; n * n] };
         if l > 0 {
+            let mut w = Weights::from_load(g, trees.load());
             for (s, d) in pairs_by_priority(&endpoints, &priority, n, &mut rng) {
                 if b.get(s, d) != UNSET {
                     continue; // already routed by an earlier path (§B.1.4)
@@ -306,12 +287,69 @@ pub fn build_layers(g: &SwitchGraph, count: usize, seed: u64) -> Layers {
                 }
             }
         }
-        for d in 0..n {
-            complete(&mut b, &mut w, d, &mut order, &mut newly);
+        for (owner, lids) in &destinations {
+            let (Some(&lid), Some(t)) = (lids.get(l), fabric.lid_switch(lids[0])) else { continue };
+            let is_ca = !fabric.node(owner.node).is_switch();
+            reach.run(&b, t.idx());
+            let allowed = |s: SwitchId, cable: &Cable| match b.get(s.idx(), t.idx()) {
+                UNSET => reach.level[cable.to.idx()] + 1 == reach.level[s.idx()],
+                fixed => cable.to.idx() == fixed as usize,
+            };
+            let senders = |s: SwitchId| if is_ca { u64::from(g.hosts(s)) } else { 0 };
+            // A stamp of its own per tree: no reuse penalty across LIDs.
+            turn += 1;
+            trees.route(&reach.order, allowed, turn - 1, u32::MAX - turn as u32, senders);
+            for s in g.ids() {
+                let out = if s == t {
+                    fabric.delivery_port(*owner)
+                } else if reach.level[s.idx()] != u32::MAX {
+                    trees.next_port(s)
+                } else {
+                    NO_PATH
+                };
+                layers.lfts[s].set(lid, out);
+            }
+            layers.lid_order.push(lid);
         }
-        layers.next.push(b.next);
+        layers.fixed.push(b.next);
     }
+    layers.edge_forwarding_index = trees.edge_forwarding_index();
     layers
+}
+
+/// The switches that reach a destination switch along a layer's fixed
+/// entries and shortest ways elsewhere: breadth-first from it, a switch
+/// with a fixed next hop entered only from that hop.
+struct Reach {
+    level: Vec<u32>,
+    order: Vec<SwitchId>,
+}
+
+impl Reach {
+    fn new(n: usize) -> Self {
+        Reach { level: vec![u32::MAX; n], order: Vec::with_capacity(n) }
+    }
+
+    fn run(&mut self, b: &LayerBuild, d: usize) {
+        let g = b.g;
+        self.level.fill(u32::MAX);
+        self.order.clear();
+        self.level[d] = 0;
+        self.order.push(sid(d));
+        let mut head = 0;
+        while head < self.order.len() {
+            let y = self.order[head].idx();
+            head += 1;
+            for x in neighbours(g, y) {
+                let fixed = b.get(x, d);
+                if self.level[x] != u32::MAX || (fixed != UNSET && fixed as usize != y) {
+                    continue;
+                }
+                self.level[x] = self.level[y] + 1;
+                self.order.push(sid(x));
+            }
+        }
+    }
 }
 
 /// Ordered endpoint pairs, lowest priority value first, in random order
@@ -328,38 +366,52 @@ fn pairs_by_priority(endpoints: &[usize], priority: &[u8], n: usize, rng: &mut R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::routing::walk::Walk;
 
     /// A 5-cycle with one host per switch: distance 1 or 2 everywhere.
-    fn pentagon() -> crate::Fabric {
+    fn pentagon(lmc: u8) -> Fabric {
         let mut b = crate::gen::torus::torus(&[5], &[1], 1).unwrap();
-        b.assign_lids_sequential(0).unwrap();
+        b.assign_lids_sequential(lmc).unwrap();
+        b.set_lmc(lmc);
         b.build().unwrap()
+    }
+
+    /// Switch hops from host `from` to `lid` in the tables (None: lost).
+    fn hops(f: &Fabric, lfts: &[Lft], from: crate::fabric::PortRef, lid: Lid) -> Option<usize> {
+        let channels: Result<Vec<_>, _> = Walk::from_port(f, lfts, from, lid).collect();
+        channels.ok().map(|c| c.len() - 1)
+    }
+
+    fn hosts(f: &Fabric) -> Vec<(crate::fabric::PortRef, Lid, SwitchId)> {
+        f.end_ports()
+            .filter(|(at, _)| !f.node(at.node).is_switch())
+            .map(|(at, p)| (at, p.lid, f.lid_switch(p.lid).unwrap()))
+            .collect()
     }
 
     #[test]
     fn layer_zero_is_minimal_and_complete() {
-        let f = pentagon();
-        let g = f.graph();
-        let layers = build_layers(g, 1, 1);
-        for s in 0..5 {
-            for d in 0..5 {
-                assert_eq!(layers.path_len(0, s, d), Some(dist(g, s, d)), "{s}->{d}");
+        let f = pentagon(0);
+        let layers = build_layers(&f, 1, 1);
+        for &(from, _, s) in &hosts(&f) {
+            for &(_, lid, d) in &hosts(&f) {
+                assert_eq!(hops(&f, &layers.lfts, from, lid), Some(f.graph().dist(s, d) as usize), "{s}->{d}");
             }
         }
     }
 
     #[test]
     fn later_layers_route_everything_with_almost_minimal_paths() {
-        let f = pentagon();
-        let g = f.graph();
-        let layers = build_layers(g, 2, 7);
+        let f = pentagon(1);
+        let layers = build_layers(&f, 2, 7);
         assert!(layers.inserted[1] > 0);
         let mut longer = 0;
-        for s in 0..5 {
-            for d in 0..5 {
-                let len = layers.path_len(1, s, d).expect("every pair is routed");
-                assert!(len >= dist(g, s, d));
-                longer += usize::from(len > dist(g, s, d));
+        for &(from, _, s) in &hosts(&f) {
+            for &(_, lid, d) in &hosts(&f) {
+                let len = hops(&f, &layers.lfts, from, lid.offset(1)).expect("every pair is routed");
+                let minimal = f.graph().dist(s, d) as usize;
+                assert!(len >= minimal);
+                longer += usize::from(len > minimal);
             }
         }
         // In a 5-cycle the only non-minimal simple paths are the other way
@@ -369,8 +421,9 @@ mod tests {
 
     #[test]
     fn same_seed_same_layers() {
-        let f = pentagon();
-        let (a, b) = (build_layers(f.graph(), 4, 3), build_layers(f.graph(), 4, 3));
-        assert_eq!(a.next, b.next);
+        let f = pentagon(2);
+        let (a, b) = (build_layers(&f, 4, 3), build_layers(&f, 4, 3));
+        assert_eq!(a.lfts, b.lfts);
+        assert_eq!(a.fixed, b.fixed);
     }
 }

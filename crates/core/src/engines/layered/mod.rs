@@ -3,9 +3,9 @@
 //! and Evaluation of the Slim Fly Network", §4, §5 and App. B.1).
 //!
 //! Layer l is what the fabric's LID base + l addresses, so a fabric with
-//! `lmc N` gets 2^N layers: layer 0 balanced minimal paths, every other
-//! layer one almost-minimal path per switch pair where the layer allows
-//! one (`construct`). Deadlock freedom comes afterwards, from either the
+//! `lmc N` gets 2^N layers: layer 0 balanced minimal paths (pssp's), every
+//! other layer one almost-minimal path per switch pair where the layer
+//! allows one, every LID balanced over what is left (`construct`). Deadlock freedom comes afterwards, from either the
 //! virtual-layer pass (`deadlock::vl_layers`) or the three-class
 //! hop-position scheme (`hop_position`), as `layered.deadlock` says.
 
@@ -18,8 +18,8 @@ use crate::config::{ConfigError, OptionSpec, Section};
 use crate::deadlock::vl_layers::{self, LayeringOptions};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
-use crate::fabric::{Fabric, Lid, SwitchGraph, SwitchId, UNREACHABLE};
-use crate::routing::{DlidChoice, Lft, Routing, NO_PATH};
+use crate::fabric::{Fabric, SwitchGraph, SwitchId, UNREACHABLE};
+use crate::routing::{DlidChoice, Routing};
 
 pub const NAME: &str = "layered";
 
@@ -115,7 +115,7 @@ pub fn layers_for(fabric: &Fabric, opts: &LayeredOptions) -> Result<Layers, Erro
              set `lmc 2` (4 layers) or `lmc 3` (8 layers) in opensm.conf for almost-minimal paths"
         );
     }
-    Ok(build_layers(graph, count, opts.seed))
+    Ok(build_layers(fabric, count, opts.seed))
 }
 
 /// The routing and which layer each source uses towards each destination:
@@ -146,50 +146,16 @@ pub fn route(fabric: &Fabric, opts: &LayeredOptions) -> Result<Routing, Error> {
             layers.no_path[l]
         );
     }
-    let (lfts, lid_order) = forwarding_tables(fabric, &layers);
+    let Layers { lfts, lid_order, edge_forwarding_index, .. } = layers;
     log::info!(
-        "{NAME}: {} layers over {} LIDs (layer = LID offset from the port's base LID)",
-        layers.count(),
+        "{NAME}: {} layers over {} LIDs (layer = LID offset from the port's base LID), edge forwarding index {edge_forwarding_index}",
+        1usize << fabric.lmc(),
         lid_order.len()
     );
     match opts.deadlock {
         LayeredDeadlock::VlLayers => vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering),
         LayeredDeadlock::HopPosition => hop_position::make_deadlock_free(NAME, fabric, lfts, opts.layering.max_vls),
     }
-}
-
-/// LFTs of all layers, and the LIDs in layer order (every port's base LID,
-/// then every base + 1, ...) for the deadlock removal to place paths in.
-fn forwarding_tables(fabric: &Fabric, layers: &Layers) -> (Vec<Lft>, Vec<Lid>) {
-    let graph = fabric.graph();
-    let mut lfts = Routing::empty_lfts(fabric);
-    let mut lid_order: Vec<(u32, Lid)> = Vec::new();
-    for (at, port) in fabric.end_ports() {
-        let Some(t) = fabric.lid_switch(port.lid) else {
-            continue;
-        };
-        let last_port = fabric.delivery_port(at);
-        for (k, lid) in port.lids().enumerate() {
-            let layer = k % layers.count();
-            lid_order.push((k as u32, lid));
-            for s in graph.ids() {
-                let out = if s == t {
-                    last_port
-                } else {
-                    match layers.next(layer, s.idx(), t.idx()) {
-                        Some(next) => {
-                            let ports = graph.bundle(s, SwitchId::new(next));
-                            ports[lid.idx() % ports.len()]
-                        }
-                        None => NO_PATH,
-                    }
-                };
-                lfts[s].set(lid, out);
-            }
-        }
-    }
-    lid_order.sort_unstable();
-    (lfts, lid_order.into_iter().map(|(_, lid)| lid).collect())
 }
 
 #[cfg(test)]

@@ -1,0 +1,142 @@
+//! Trees towards one destination LID at a time, balanced over the load
+//! earlier trees left on every channel: the P-SSSP step that `pssp`,
+//! `sfmin` (off Slim Fly labels) and every layer of `layered` share.
+//!
+//! A tree is a dynamic program over the switches nearest-first: each
+//! switch takes, among the cables its caller allows, the one whose path on
+//! to the destination carries the least load so far (the paper's weights
+//! "P² + load" on minimal paths). Every cable is its own channel, so a
+//! bundle of parallel cables is several channels, each with its own load.
+//! Once the tree is fixed, each channel's load grows by the hosts whose
+//! route to the LID crosses it.
+//!
+//! Ties are broken the same way at every switch of a tree: towards the
+//! next switch that comes first in a rotation of the switch ids by the
+//! tree's turn, then the lower port of a bundle. Breaking them by port
+//! position instead (each switch's own cable order) let the leaves of a
+//! leaf–spine tree each pick a different spine for one destination; those
+//! spines' down-links then carried unequal shares, and the next trees
+//! could not even it out (EFI 450 instead of 270 on 16 leaves × 18 hosts,
+//! 9 spines, 2 cables each, with the ports shuffled). With one rotation
+//! for the whole tree, all leaves whose loads tie pick the same spine,
+//! its down-link takes one destination's whole traffic, and the next
+//! destination goes to the next spine: the per-destination spread
+//! fat-tree routing makes, and the optimal edge forwarding index.
+
+use crate::fabric::{Cable, PortNum, SwitchGraph, SwitchId};
+use crate::routing::NO_PATH;
+
+/// Channel loads and the scratch space for one tree at a time.
+pub struct TreeBalancer<'g> {
+    graph: &'g SwitchGraph,
+    /// Routes per channel (`SwitchGraph::channel`), over all trees so far.
+    load: Vec<u64>,
+    /// Tree stamp of the last tree that used each channel (see `route`).
+    used_stamp: Vec<u32>,
+    cost: Vec<u64>,
+    next: Vec<PortNum>,
+    next_switch: Vec<SwitchId>,
+    acc: Vec<u64>,
+}
+
+/// A cost that outweighs any load: a channel an earlier LID of the same
+/// port already uses is taken only when no other is allowed.
+const REUSE: u64 = 1 << 40;
+
+impl<'g> TreeBalancer<'g> {
+    pub fn new(graph: &'g SwitchGraph) -> Self {
+        let (n, c) = (graph.switch_count(), graph.channel_count());
+        TreeBalancer {
+            graph,
+            load: vec![0; c],
+            used_stamp: vec![0; c],
+            cost: vec![0; n],
+            next: vec![NO_PATH; n],
+            next_switch: vec![SwitchId::default(); n],
+            acc: vec![0; n],
+        }
+    }
+
+    /// Builds one LID's tree. `order` lists the switches the tree reaches,
+    /// the destination switch first and every switch after all switches
+    /// it may forward to; `allowed(s, cable)` says whether `s` may forward
+    /// over `cable` (its far switch must come earlier in `order`). `turn`
+    /// rotates the tie-breaking (the tree's position in the routing
+    /// order). Channels stamped with `stamp` by an earlier tree (the same
+    /// port's other LIDs) are avoided where possible. Then every channel
+    /// of the tree carries `senders(s)` more routes for each switch `s`
+    /// behind it.
+    ///
+    /// A switch in `order` without an allowed cable gets `NO_PATH`.
+    pub fn route(
+        &mut self,
+        order: &[SwitchId],
+        allowed: impl Fn(SwitchId, &Cable) -> bool,
+        turn: usize,
+        stamp: u32,
+        senders: impl Fn(SwitchId) -> u64,
+    ) {
+        let g = self.graph;
+        let n = g.switch_count().max(1);
+        let rank = |to: SwitchId| (to.idx() + n - turn % n) % n;
+        let Some((&t, rest)) = order.split_first() else { return };
+        self.cost[t.idx()] = 0;
+        self.next[t.idx()] = NO_PATH;
+        for &s in rest {
+            let mut best: Option<(u64, usize, PortNum, SwitchId)> = None;
+            for cable in g.cables(s) {
+                // A far switch left without a path in this tree leads nowhere.
+                if !allowed(s, cable) || (cable.to != t && self.next[cable.to.idx()] == NO_PATH) {
+                    continue;
+                }
+                let c = g.channel(s, cable.port);
+                let reuse = if self.used_stamp[c] == stamp { REUSE } else { 0 };
+                let key = (self.cost[cable.to.idx()] + reuse + self.load[c], rank(cable.to));
+                // Cables come in port order: the lower port of a bundle
+                // wins a full tie.
+                if best.is_none_or(|(k, r, _, _)| key < (k, r)) {
+                    best = Some((key.0, key.1, cable.port, cable.to));
+                }
+            }
+            match best {
+                Some((cost, _, port, to)) => {
+                    (self.cost[s.idx()], self.next[s.idx()], self.next_switch[s.idx()]) = (cost, port, to);
+                }
+                None => self.next[s.idx()] = NO_PATH,
+            }
+        }
+        for &s in order {
+            self.acc[s.idx()] = senders(s);
+        }
+        for &s in rest.iter().rev() {
+            if self.next[s.idx()] == NO_PATH {
+                continue;
+            }
+            let c = g.channel(s, self.next[s.idx()]);
+            self.load[c] += self.acc[s.idx()];
+            self.used_stamp[c] = stamp;
+            let to = self.next_switch[s.idx()];
+            self.acc[to.idx()] += self.acc[s.idx()];
+        }
+    }
+
+    /// Out-port of `s` in the last tree (`NO_PATH` at its destination
+    /// switch and where no cable was allowed). Only meaningful for the
+    /// switches of the last tree's `order`.
+    pub fn next_port(&self, s: SwitchId) -> PortNum {
+        self.next[s.idx()]
+    }
+
+    /// Routes per channel so far.
+    pub fn load(&self) -> &[u64] {
+        &self.load
+    }
+
+    /// Most routes on one channel so far.
+    pub fn edge_forwarding_index(&self) -> u64 {
+        self.load.iter().max().copied().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,240 @@
+//! Balance on trees, parallel cables and direct networks, for every engine
+//! that routes with `TreeBalancer`: the edge forwarding index (EFI) against
+//! lower bounds worked out here from the fabric alone, the effective
+//! bisection bandwidth against a reference routing built here, and credit
+//! loops as `osmroute check` finds them.
+
+use crate::analysis::ebb::effective_bisection;
+use crate::analysis::report::analyze;
+use crate::fabric::{Fabric, FabricBuilder, PortNum, SwitchId, VlBudget};
+use crate::gen::{self, dragonfly, pgft, slimfly};
+use crate::routing::{PathSl, Routing};
+
+fn fabric(builder: FabricBuilder, lmc: u8) -> Fabric {
+    let mut b = builder;
+    b.assign_lids_sequential(lmc).unwrap();
+    b.set_lmc(lmc);
+    b.set_vl_budget(VlBudget { data_vls: 8, limited_by: "the test offers 8".into(), ..VlBudget::default() });
+    b.build().unwrap()
+}
+
+fn hosts_total(f: &Fabric) -> u64 {
+    let g = f.graph();
+    g.ids().map(|s| u64::from(g.hosts(s))).sum()
+}
+
+/// Cut bound: the host-to-host routes leaving (or entering) the switch set
+/// `inside` must cross its cables, so some cable carries at least
+/// ⌈routes / cables⌉ of them in each direction.
+fn cut_bound(f: &Fabric, inside: &[bool]) -> u64 {
+    let g = f.graph();
+    let hosts_in: u64 = g.ids().filter(|s| inside[s.idx()]).map(|s| u64::from(g.hosts(s))).sum();
+    let cables = g.ids().filter(|s| inside[s.idx()]).flat_map(|s| g.cables(s)).filter(|c| !inside[c.to.idx()]).count();
+    if cables == 0 {
+        return 0;
+    }
+    (hosts_in * (hosts_total(f) - hosts_in)).div_ceil(cables as u64)
+}
+
+/// Bound from forced hops: when every minimal path from switch a to
+/// switch b goes from x to y, all hosts(a) * hosts(b) routes cross the
+/// bundle x -> y, so one of its w cables carries ⌈routes / w⌉ of them
+/// (minimal routing only). Path counts on the switch graph, by BFS.
+fn forced_bound(f: &Fabric) -> u64 {
+    let g = f.graph();
+    let n = g.switch_count();
+    // paths[a * n + b]: minimal switch-level paths from a to b.
+    let mut paths = vec![0u64; n * n];
+    for a in g.ids() {
+        let row = &mut paths[a.idx() * n..(a.idx() + 1) * n];
+        row[a.idx()] = 1;
+        let mut by_dist: Vec<SwitchId> = g.ids().collect();
+        by_dist.sort_by_key(|&s| g.dist(a, s));
+        for &s in &by_dist[1..] {
+            row[s.idx()] = g.neighbours(s).iter().filter(|&&t| g.dist(a, t) + 1 == g.dist(a, s)).map(|t| row[t.idx()]).sum();
+        }
+    }
+    let mut forced = vec![0u64; n * n];
+    for a in g.ids().filter(|&a| g.hosts(a) > 0) {
+        for b in g.ids().filter(|&b| b != a && g.hosts(b) > 0) {
+            let (d, all) = (g.dist(a, b), paths[a.idx() * n + b.idx()]);
+            for x in g.ids().filter(|&x| g.dist(a, x) < d) {
+                for &y in g.neighbours(x) {
+                    let through = paths[a.idx() * n + x.idx()] * paths[y.idx() * n + b.idx()];
+                    if g.dist(a, x) + 1 + g.dist(y, b) == d && through == all {
+                        forced[x.idx() * n + y.idx()] += u64::from(g.hosts(a) * g.hosts(b));
+                    }
+                }
+            }
+        }
+    }
+    g.ids()
+        .flat_map(|x| g.neighbours(x).iter().map(move |&y| (x, y)))
+        .map(|(x, y)| forced[x.idx() * n + y.idx()].div_ceil(g.bundle(x, y).len() as u64))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The best lower bound on the EFI of minimal routing these give: every
+/// switch with hosts as a cut, the extra `sets`, and forced hops.
+fn efi_bound(f: &Fabric, sets: &[Vec<bool>]) -> u64 {
+    let g = f.graph();
+    let singles = g.ids().filter(|&s| g.hosts(s) > 0).map(|s| {
+        let mut inside = vec![false; g.switch_count()];
+        inside[s.idx()] = true;
+        cut_bound(f, &inside)
+    });
+    singles.chain(sets.iter().map(|set| cut_bound(f, set))).chain([forced_bound(f)]).max().unwrap_or(0)
+}
+
+/// The reference for a leaf–spine tree: destination-mod-k routing as
+/// fat-tree routing does it, built here: the k-th host LID goes down
+/// through spine k mod spines, on that spine's cable (k / spines) mod w to
+/// the leaf; every leaf sends it up on the cable of the same index.
+fn leaf_spine_reference(f: &Fabric) -> Routing {
+    let g = f.graph();
+    let spines: Vec<SwitchId> = g.ids().filter(|&s| g.hosts(s) == 0).collect();
+    let mut lfts = Routing::empty_lfts(f);
+    let lids: Vec<_> = f.end_ports().filter(|(at, _)| !f.node(at.node).is_switch()).map(|(at, p)| (at, p.lid)).collect();
+    for (k, &(at, lid)) in lids.iter().enumerate() {
+        let leaf = f.lid_switch(lid).unwrap();
+        let spine = spines[k % spines.len()];
+        let pick = |ports: &[PortNum]| ports[(k / spines.len()) % ports.len()];
+        for s in g.ids() {
+            let out = if s == leaf {
+                f.delivery_port(at)
+            } else if s == spine || g.hosts(s) == 0 {
+                pick(g.bundle(s, leaf))
+            } else {
+                pick(g.bundle(s, spine))
+            };
+            lfts[s].set(lid, out);
+        }
+    }
+    Routing { engine: "d-mod-k".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) }
+}
+
+/// Every engine that balances with `TreeBalancer`, on one fabric: its
+/// routing, delivered and free of credit loops, with its EFI and EBB.
+fn balanced_routings(f: &Fabric, with_sfmin: bool) -> Vec<(&'static str, Routing, u64, f64)> {
+    let mut names = vec!["pssp", "layered"];
+    if with_sfmin {
+        names.push("sfmin");
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let r = crate::pipeline::route_by_name(name, f).unwrap().routing;
+            let report = analyze(f, &r);
+            assert!(report.delivered(), "{name}: {:?}", report.failures);
+            assert!(report.credit_loop.is_none(), "{name}: credit loop {:?}", report.credit_loop);
+            let ebb = effective_bisection(f, &r, 300, 1);
+            (name, r, report.edge_forwarding_index(), ebb)
+        })
+        .collect()
+}
+
+fn leaf_spine_reaches_the_optimum(leaves: usize, hosts: usize, spines: usize, width: usize) {
+    let b = pgft::pgft(&pgft::Pgft::leaf_spine(leaves, hosts, spines, width)).unwrap();
+    let f = fabric(gen::shuffle_ports(&b, 7), 0);
+    let bound = efi_bound(&f, &[]);
+    let reference = leaf_spine_reference(&f);
+    let (reference_efi, reference_ebb) =
+        (analyze(&f, &reference).edge_forwarding_index(), effective_bisection(&f, &reference, 300, 1));
+    assert_eq!(reference_efi, bound, "the bound is reached by d-mod-k, so it is the optimum");
+    for (name, _, efi, ebb) in balanced_routings(&f, true) {
+        assert_eq!(efi, bound, "{name} on {leaves} leaves x {hosts} hosts, {spines} spines x {width} cables");
+        assert!(ebb >= reference_ebb - 0.01, "{name}: EBB {ebb} below d-mod-k's {reference_ebb}");
+    }
+}
+
+#[test]
+fn leaf_spine_with_two_parallel_cables_reaches_the_optimal_efi() {
+    leaf_spine_reaches_the_optimum(8, 8, 4, 2);
+}
+
+#[test]
+fn leaf_spine_with_four_parallel_cables_reaches_the_optimal_efi() {
+    leaf_spine_reaches_the_optimum(8, 8, 2, 4);
+}
+
+#[test]
+fn leaf_spine_with_single_cables_reaches_the_optimal_efi() {
+    leaf_spine_reaches_the_optimum(6, 6, 6, 1);
+}
+
+/// Switch sets below the top level of a tree (pods): the components left
+/// when the switches farthest from every host switch are taken away.
+fn pods(f: &Fabric) -> Vec<Vec<bool>> {
+    let g = f.graph();
+    let n = g.switch_count();
+    let leaves: Vec<SwitchId> = g.ids().filter(|&s| g.hosts(s) > 0).collect();
+    let mut bfs = crate::fabric::Bfs::new(n);
+    bfs.run_from(g, &leaves);
+    let top = g.ids().map(|s| bfs.dist(s)).max().unwrap_or(0);
+    let mut pod_of = vec![usize::MAX; n];
+    let mut pods = Vec::new();
+    for start in g.ids().filter(|&s| bfs.dist(s) < top) {
+        if pod_of[start.idx()] != usize::MAX {
+            continue;
+        }
+        let mut inside = vec![false; n];
+        let mut stack = vec![start];
+        pod_of[start.idx()] = pods.len();
+        while let Some(x) = stack.pop() {
+            inside[x.idx()] = true;
+            for &y in g.neighbours(x) {
+                if bfs.dist(y) < top && pod_of[y.idx()] == usize::MAX {
+                    pod_of[y.idx()] = pods.len();
+                    stack.push(y);
+                }
+            }
+        }
+        pods.push(inside);
+    }
+    pods
+}
+
+/// A 3-level PGFT with two cables between each leaf and middle switch:
+/// the EFI against the leaf and pod cut bounds. The optimum is not
+/// reached here (224 routes where the pod cut allows 192 on the
+/// PGFT(3; 8,4,4; 1,4,4; 1,2,1)), hence the margin.
+#[test]
+fn three_level_pgft_with_parallel_cables_stays_near_the_cut_bound() {
+    let p3 = pgft::Pgft { down: vec![8, 4, 4], up: vec![1, 4, 4], parallel: vec![1, 2, 1] };
+    let f = fabric(gen::shuffle_ports(&pgft::pgft(&p3).unwrap(), 7), 0);
+    let pods = pods(&f);
+    assert_eq!(pods.len(), 4);
+    let leaf_bound = efi_bound(&f, &[]);
+    let bound = efi_bound(&f, &pods);
+    assert!(bound > leaf_bound, "the pods' cables are the bottleneck: {bound} vs {leaf_bound}");
+    for (name, _, efi, ebb) in balanced_routings(&f, false) {
+        assert!(efi >= bound, "{name}: {efi} below a lower bound {bound}: the bound is wrong");
+        assert!(efi * 5 <= bound * 6, "{name}: EFI {efi}, more than 1.2 x the cut bound {bound}");
+        assert!(ebb > 0.5, "{name}: EBB {ebb}");
+    }
+}
+
+/// Doubling cables must not cost bandwidth and must spread over both:
+/// a Dragonfly with parallel global cables and a Slim Fly with doubled
+/// cables against the same fabrics with single cables, and the EFI
+/// against the lower bound (minimal routing's optimum is not known here).
+#[test]
+fn dragonfly_and_slim_fly_with_parallel_cables() {
+    let df = dragonfly::dragonfly(&dragonfly::Params::new(4, 2, 2)).unwrap();
+    let df2 = gen::parallel_cables(&df, 2, |x, y| dragonfly::is_global(x, y) == Some(true)).unwrap();
+    let sf = slimfly::slimfly(5, 4).unwrap();
+    let sf2 = gen::parallel_cables(&sf, 2, |_, _| true).unwrap();
+    for (name, single, double, sfmin) in [("dragonfly", df, df2, false), ("slim fly", sf, sf2, true)] {
+        let single = fabric(gen::shuffle_ports(&single, 7), 0);
+        let double = fabric(gen::shuffle_ports(&double, 7), 0);
+        let bound = efi_bound(&double, &[]);
+        let before = balanced_routings(&single, sfmin);
+        for ((engine, _, efi, ebb), (_, _, efi1, ebb1)) in balanced_routings(&double, sfmin).into_iter().zip(before) {
+            assert!(efi >= bound, "{name} {engine}: {efi} below a lower bound {bound}");
+            assert!(efi < efi1, "{name} {engine}: EFI {efi} with doubled cables, {efi1} with single ones");
+            assert!(efi <= 2 * bound, "{name} {engine}: EFI {efi}, bound {bound}");
+            assert!(ebb >= ebb1, "{name} {engine}: EBB {ebb} with doubled cables, {ebb1} with single ones");
+        }
+    }
+}
