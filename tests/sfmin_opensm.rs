@@ -73,7 +73,7 @@ fn slim_fly_is_minimal_and_loop_free_on_two_vls() {
 
 #[test]
 fn a_torus_and_qos_off_fall_back() {
-    let torus = generate(&["torus", "--dims", "4,4", "--p", "1"]);
+    let torus = generate(&["torus", "--dims", "6,6", "--p", "1"]);
     let mut sim = Sim::start("sfmintorus", &torus);
     fell_back(&sim.opensm(&["routing_engine sfmin,minhop", "qos TRUE"], &[]), "use pssp or layered");
     let sf = generate(&["slimfly", "--q", "5", "--p", "1"]);
