@@ -75,7 +75,8 @@ const ORDERS: OptionSpec = OptionSpec {
     key: "orders",
     default: "0",
     help: "dimension orders (Mixed DOR), one VL each (two on tori); 0: one per dimension, bounded by the VLs \
-           and, on tori, by 16 / 2^rings SLs; 1: plain DOR on VL 0 (VLs 0 and 1 on tori)",
+           and, on tori, by 16 / 2^rings SLs; 1: plain DOR on VL 0 (VLs 0 and 1 on tori); a damaged grid that needs \
+           detours through other dimensions uses one order fewer",
 };
 
 /// hxdor's options (`hxdor.*`).
