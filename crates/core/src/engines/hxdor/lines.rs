@@ -20,6 +20,8 @@ use crate::topology::grid::GridMap;
 pub struct Line {
     /// Switch at each position, if it is there.
     slots: Vec<Option<SwitchId>>,
+    /// A ring dimension's line.
+    ring: bool,
     /// A ring with every switch and cable: short way round, datelines.
     intact_ring: bool,
     /// Whether every position is there and cabled as the dimension wants.
@@ -31,14 +33,17 @@ pub struct Line {
 
 impl Line {
     /// The next switch from position `from` towards position `to`, or
-    /// `None` when the line cannot take the packet there.
-    pub fn next(&self, from: usize, to: usize, lid: Lid) -> Option<SwitchId> {
+    /// `None` when the line cannot take the packet there. Equally near
+    /// detours are spread over destination LIDs; without `detours`, a
+    /// clique line offers direct hops only (a broken ring always offers
+    /// the way round that is left).
+    pub fn next(&self, from: usize, to: usize, lid: Lid, detours: bool) -> Option<SwitchId> {
         let position = if self.intact_ring {
             ring_step(from, to, self.slots.len(), lid).0
         } else {
-            match self.towards[to][from] {
-                Next::Via(p) => p,
-                Next::Here | Next::Unreachable => return None,
+            match &self.towards[to][from] {
+                Next::Via(all) if detours || self.ring || all.contains(&to) => all[lid.idx() % all.len()],
+                Next::Via(_) | Next::Here | Next::Unreachable => return None,
             }
         };
         self.slots[position]
@@ -112,7 +117,7 @@ impl Line {
                 })
                 .collect()
         };
-        Line { slots, intact_ring, complete, towards }
+        Line { slots, ring, intact_ring, complete, towards }
     }
 }
 

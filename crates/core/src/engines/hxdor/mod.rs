@@ -30,18 +30,20 @@
 //! Damaged grids (cables or switches missing; the mapping tolerates the
 //! paper's 20 % switches and 15 % cables on a FlatFly) are routed too:
 //!
-//! - A damaged line of a dimension (`lines`) is routed by up*/down* over
-//!   what is left of it: in a clique, the detour through a third position;
-//!   on a broken ring, the way round that is left. Within a line no
-//!   dependency turns from down to up, so with dimensions still taken in
-//!   order these hops need no VL of their own. Intact rings keep the short
-//!   way and their datelines.
-//! - Where the line of the next dimension cannot reach the destination's
-//!   coordinate (its switch is gone, or the line fell apart; in a
-//!   hypercube, one cable), the switch detours through other dimensions:
-//!   up*/down* over the whole graph (one ranking for every destination) to
-//!   the nearest switch whose own dimension-order path is whole, and on
-//!   from there in dimension order. The detour hops travel on a VL of
+//! - A broken ring (`lines`) is travelled the way round that is left,
+//!   by up*/down* over the line; intact rings keep the short way and their
+//!   datelines. Within a line no dependency turns from down to up, so with
+//!   dimensions still taken in order these hops need no VL of their own.
+//! - Where the line of the next dimension has no cable to the
+//!   destination's coordinate (a cable or the switch there is gone; in a
+//!   hypercube, its one cable), the switch detours through other
+//!   dimensions: up*/down* over the whole graph (one ranking for every
+//!   destination) to the switch whose own dimension-order path is whole
+//!   and makes the whole path shortest, and on from there in dimension
+//!   order. Where that detour VL does not fit, a clique line missing a
+//!   cable detours inside the dimension instead, through a third position
+//!   (up*/down* over the line, on the order's VL as above), which is one
+//!   hop longer than a detour through another dimension needs to be. The detour hops travel on a VL of
 //!   their own: up*/down* keeps that VL acyclic, and it only ever leads
 //!   into the orders' VLs, never back (a whole dimension-order path never
 //!   passes a switch that needs a detour). Detoured paths get spare SLs
@@ -153,14 +155,23 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
         );
     }
     let damaged = lines.damaged();
-    let grid = Grid { fabric, coords: &mapped.coords, extent: &mapped.extent, rings: &rings, lines: &lines };
+    let complete_count = count;
+    // A missing cable of a clique is best detoured through other
+    // dimensions (the path stays minimal); only where the detour VL does
+    // not fit is it detoured inside the dimension, through a third position.
+    let mut in_line_detours = false;
+    let shape = Shape { sls_per_order, vls_per_order };
     let routed = loop {
-        let shape = Shape { sls_per_order, vls_per_order };
-        let routed = grid.route(&orders(dims, count), shape);
-        match routed {
+        let grid =
+            Grid { fabric, coords: &mapped.coords, extent: &mapped.extent, rings: &rings, lines: &lines, in_line_detours };
+        match grid.route(&orders(dims, count), shape) {
             // The detour VL takes an order's place where there are several,
             // so a damaged grid needs no more VLs than the complete one.
-            Ok(r) if r.detours > 0 && count > 1 => {}
+            Ok(r) if r.detours > 0 && count == complete_count && count > 1 => {}
+            Ok(r) if r.detours > 0 && count * vls_per_order >= vls && !in_line_detours => {
+                in_line_detours = true;
+                continue;
+            }
             Ok(r) => break r,
             Err(why) if count == 1 => return Err(Error::declined(NAME, why)),
             Err(why) => log::info!("{NAME}: with {count} dimension orders: {why}; trying one fewer"),
@@ -234,6 +245,10 @@ struct Grid<'a> {
     extent: &'a [usize],
     rings: &'a [usize],
     lines: &'a Lines,
+    /// Whether a clique line missing a cable detours through a third
+    /// position of the line (else the path detours through other
+    /// dimensions).
+    in_line_detours: bool,
 }
 
 /// Tables, SLs and the detours' SL plan of one try.
@@ -245,14 +260,15 @@ struct Routed {
     detours: usize,
 }
 
-/// Next hops of every switch towards one destination switch in one order.
+/// How every switch gets to one destination switch in one order.
 struct Tree {
-    next: Vec<Option<SwitchId>>,
     /// Whether the switch's own dimension-order path gets there (and so
     /// does every switch on it).
     dor: Vec<bool>,
     /// Dateline bits of the dimension-order path from each such switch.
     bits: Vec<u16>,
+    /// Equally near detour next hops of the other switches.
+    detour: Vec<Vec<SwitchId>>,
 }
 
 impl Grid<'_> {
@@ -273,17 +289,24 @@ impl Grid<'_> {
     /// line of the first dimension to correct cannot get there).
     fn dor_next(&self, s: SwitchId, t: SwitchId, order: &[usize], lid: Lid) -> Option<SwitchId> {
         let i = order.iter().copied().find(|&i| self.coords[s][i] != self.coords[t][i])?;
-        self.lines.of(s, i).next(self.coords[s][i], self.coords[t][i], lid)
+        self.lines.of(s, i).next(self.coords[s][i], self.coords[t][i], lid, self.in_line_detours)
     }
 
     /// Dimension order where every switch on the way is there and cabled;
-    /// up*/down* over the whole graph to the nearest switch whose own
-    /// dimension-order path gets there, elsewhere.
+    /// elsewhere up*/down* over the whole graph to a switch whose own
+    /// dimension-order path gets there, the one that makes the whole path
+    /// shortest.
+    /// Which switches' own dimension-order path is whole does not depend
+    /// on which of equally near in-line detours a LID takes (they end at
+    /// the same switch), nor do datelines (a broken ring has one way).
     fn tree(&self, t: SwitchId, order: &[usize], lid: Lid, detour: &UpDown, adj: &[Vec<usize>]) -> Tree {
         let n = self.coords.len();
         let mut next: Vec<Option<SwitchId>> = vec![None; n];
+        let mut detours: Vec<Vec<SwitchId>> = vec![Vec::new(); n];
         let mut known: Vec<Option<bool>> = vec![None; n];
         let mut bits = vec![0u16; n];
+        // Hops of each whole dimension-order path.
+        let mut length = vec![0usize; n];
         known[t] = Some(true);
         for s in SwitchId::range(n) {
             let mut chain = Vec::new();
@@ -308,24 +331,39 @@ impl Grid<'_> {
                 if ok {
                     let y = next[c].expect("checked");
                     bits[c] = bits[y] | self.dateline_bit(c, y);
+                    length[c] = length[y] + 1;
                 }
                 known[c] = Some(ok);
             }
         }
         let dor: Vec<bool> = known.iter().map(|k| *k == Some(true)).collect();
         if dor.iter().any(|d| !d) {
-            let hops = detour.next_hops(adj, &dor);
+            // Detours head for the switch whose own path makes theirs
+            // shortest.
+            let seed: Vec<Option<usize>> = (0..n).map(|s| dor[s].then_some(length[s])).collect();
+            let hops = detour.next_hops_from(adj, &seed);
             for s in SwitchId::range(n) {
-                if !dor[s] {
-                    next[s] = match hops[s.idx()] {
-                        Next::Via(w) => Some(SwitchId::new(w)),
-                        // The graph is connected: up*/down* reaches t.
-                        Next::Here | Next::Unreachable => None,
-                    };
+                // The graph is connected: up*/down* reaches t, so every
+                // switch without a whole path has a detour.
+                if let (false, Next::Via(all)) = (dor[s], &hops[s.idx()]) {
+                    detours[s] = all.iter().map(|&w| SwitchId::new(w)).collect();
                 }
             }
         }
-        Tree { next, dor, bits }
+        Tree { dor, bits, detour: detours }
+    }
+
+    /// Next switch from `s` for `lid` in the tree's routing (equally near
+    /// choices spread over LIDs).
+    fn next(&self, tree: &Tree, s: SwitchId, t: SwitchId, order: &[usize], lid: Lid) -> Option<SwitchId> {
+        if s == t {
+            None
+        } else if tree.dor[s] {
+            self.dor_next(s, t, order, lid)
+        } else {
+            let all = &tree.detour[s];
+            (!all.is_empty()).then(|| all[lid.idx() % all.len()])
+        }
     }
 
     /// Port from `x` to its neighbour `y` for `lid` (parallel cables
@@ -372,8 +410,10 @@ impl Grid<'_> {
                 let parity = !self.rings.is_empty() && lid.raw() % 2 == 0;
                 let tree = trees.entry((order, parity)).or_insert_with(|| self.tree(t, &orders[order], lid, &detour, &adj));
                 let base = order * shape.sls_per_order;
+                let next: Vec<Option<SwitchId>> =
+                    graph.ids().map(|s| self.next(tree, s, t, &orders[order], lid)).collect();
                 for s in graph.ids() {
-                    let out = match (s == t, tree.next[s]) {
+                    let out = match (s == t, next[s]) {
                         (true, _) => last_port,
                         (false, Some(y)) => self.port(s, y, lid),
                         (false, None) => return Err(format!("{} has no route to {}", fabric.describe_switch(s), fabric.describe_switch(t))),
@@ -389,7 +429,7 @@ impl Grid<'_> {
                     let (mut x, mut in_port) = (s, None);
                     let mut suffix_bits = None;
                     while x != t {
-                        let y = tree.next[x].ok_or_else(|| format!("{} has no route to {}", fabric.describe_switch(x), fabric.describe_switch(t)))?;
+                        let y = next[x].ok_or_else(|| format!("{} has no route to {}", fabric.describe_switch(x), fabric.describe_switch(t)))?;
                         let out = self.port(x, y, lid);
                         if tree.dor[x] && suffix_bits.is_none() {
                             suffix_bits = Some(tree.bits[x]);
@@ -433,6 +473,7 @@ impl Grid<'_> {
 mod tests {
     use super::*;
     use crate::analysis::report::analyze;
+    use crate::fabric::VlBudget;
     use crate::gen;
 
     fn fabric(b: crate::FabricBuilder) -> Fabric {
@@ -573,14 +614,23 @@ mod tests {
     }
 
     #[test]
-    fn a_clique_missing_cables_detours_inside_its_dimension_on_the_same_vls() {
-        // A 1-D FlatFly (one clique of 6) missing two cables: every pair
-        // still reaches its target inside the dimension, so no detour VL.
+    fn a_clique_missing_cables_detours_inside_its_dimension_when_one_vl_is_all_there_is() {
+        // A 1-D FlatFly (one clique of 6) missing two cables, on one VL:
+        // no room for the detour VL, so the two switches of a dead cable
+        // reach each other through a third, inside the dimension. With
+        // 8 VLs the same pairs detour on a VL of their own.
         let mut b = gen::hyperx::hyperx(&[6], &[1], 1).unwrap();
         gen::degrade::drop_links(&mut b, 0.14, 3).unwrap();
+        let mut one_vl = gen::shuffle_ports(&b, 4);
+        one_vl.assign_lids_sequential(0).unwrap();
+        one_vl.set_vl_budget(VlBudget { data_vls: 1, limited_by: "the test offers 1".into(), ..VlBudget::default() });
+        let f = one_vl.build().unwrap();
+        let r = route_damaged(&f, "K6 minus 2 cables on 1 VL", 1);
+        assert_eq!(r.vls_needed(), 1);
+        assert_eq!(analyze(&f, &r).max_hops(), 2);
         let f = fabric(b);
         let r = route_damaged(&f, "K6 minus 2 cables", 1);
-        assert_eq!(r.vls_needed(), 1);
+        assert_eq!(r.vls_needed(), 2);
         assert_eq!(analyze(&f, &r).max_hops(), 2);
     }
 

@@ -6,19 +6,25 @@
 //! No channel dependency then turns from a down link to an up link, and
 //! links of one kind follow the ranks strictly, so the paths' dependencies
 //! close no cycle on one VL. The next hops are destination-based: a node
-//! that can reach a target by going down only does so (and so does every
-//! node it goes down to); any other node goes up towards the nearest such
-//! node. Every node reaches some target this way, since the root reaches
-//! every node of its component by going down the breadth-first tree.
+//! goes up where that is strictly shorter than going down only (or it
+//! cannot go down), and down otherwise; a node that some node going down
+//! sends packets to goes down too (repeated until no such node goes up),
+//! so no packet turns from down to up. Every node reaches some target
+//! this way, since the root reaches every node of its component by going
+//! down the breadth-first tree.
+//! Where several neighbours are equally near, all are offered, so that
+//! callers can spread destinations over them: each is a legal next hop
+//! for any packet that reaches the node.
 
 use std::collections::VecDeque;
 
 /// Where a node sends a packet for the targets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Next {
     /// The node is a target.
     Here,
-    Via(usize),
+    /// The equally near next hops, ascending.
+    Via(Vec<usize>),
     /// No target in the node's component.
     Unreachable,
 }
@@ -61,39 +67,75 @@ impl UpDown {
         UpDown { rank, by_rank }
     }
 
-    /// Next hop of every node towards the nearest target (shortest legal
-    /// path under the rule above; ties to the lowest-numbered neighbour).
+    /// Next hops of every node towards the nearest target (shortest legal
+    /// path under the rule above; every neighbour on one).
     pub fn next_hops(&self, adj: &[Vec<usize>], target: &[bool]) -> Vec<Next> {
+        let seed: Vec<Option<usize>> = target.iter().map(|&t| t.then_some(0)).collect();
+        self.next_hops_from(adj, &seed)
+    }
+
+    /// `next_hops` where reaching target v costs `seed[v]` more hops (the
+    /// rest of its own path), so that nodes head for the target that
+    /// makes the whole path shortest.
+    pub fn next_hops_from(&self, adj: &[Vec<usize>], seed: &[Option<usize>]) -> Vec<Next> {
         const FAR: usize = usize::MAX;
         let n = adj.len();
         let down = |v: usize, w: usize| self.rank[w] != usize::MAX && self.rank[w] > self.rank[v];
         let up = |v: usize, w: usize| self.rank[w] < self.rank[v];
         let best = |v: usize, dist: &[usize], legal: &dyn Fn(usize, usize) -> bool| {
-            adj[v].iter().copied().filter(|&w| legal(v, w) && dist[w] != FAR).min_by_key(|&w| (dist[w], w))
+            let near = adj[v].iter().copied().filter(|&w| legal(v, w) && dist[w] != FAR).map(|w| dist[w]).min()?;
+            let mut all: Vec<usize> = adj[v].iter().copied().filter(|&w| legal(v, w) && dist[w] == near).collect();
+            all.sort_unstable();
+            all.dedup();
+            Some((near, all))
         };
         let mut by_down = vec![FAR; n];
         for &v in self.by_rank.iter().rev() {
-            if target[v] {
-                by_down[v] = 0;
-            } else if let Some(w) = best(v, &by_down, &down) {
-                by_down[v] = by_down[w] + 1;
+            if let Some(rest) = seed[v] {
+                by_down[v] = rest;
+            } else if let Some((near, _)) = best(v, &by_down, &down) {
+                by_down[v] = near + 1;
             }
         }
-        let mut legal = vec![FAR; n];
-        let mut next = vec![Next::Unreachable; n];
-        for &v in &self.by_rank {
-            if target[v] {
-                legal[v] = 0;
-                next[v] = Next::Here;
-            } else if by_down[v] != FAR {
-                legal[v] = by_down[v];
-                next[v] = best(v, &by_down, &down).map_or(Next::Unreachable, Next::Via);
-            } else if let Some(w) = best(v, &legal, &up) {
-                legal[v] = legal[w] + 1;
-                next[v] = Next::Via(w);
+        // A node goes up when that is strictly shorter than its way down,
+        // unless a node going down sends packets to it (those may only go
+        // on down): such nodes are made to go down, until none is left.
+        let mut must_go_down = vec![false; n];
+        loop {
+            let mut legal = vec![FAR; n];
+            let mut next = vec![Next::Unreachable; n];
+            let mut goes_down = vec![false; n];
+            for &v in &self.by_rank {
+                if let Some(rest) = seed[v] {
+                    legal[v] = rest;
+                    next[v] = Next::Here;
+                    continue;
+                }
+                let upward = best(v, &legal, &up).filter(|(near, _)| !must_go_down[v] && near + 1 < by_down[v]);
+                if let Some((near, all)) = upward {
+                    legal[v] = near + 1;
+                    next[v] = Next::Via(all);
+                } else if by_down[v] != FAR {
+                    legal[v] = by_down[v];
+                    goes_down[v] = true;
+                    next[v] = best(v, &by_down, &down).map_or(Next::Unreachable, |(_, all)| Next::Via(all));
+                }
+            }
+            let mut changed = false;
+            for v in (0..n).filter(|&v| goes_down[v]) {
+                if let Next::Via(all) = &next[v] {
+                    for &w in all {
+                        if seed[w].is_none() && !goes_down[w] && !must_go_down[w] {
+                            must_go_down[w] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                return next;
             }
         }
-        next
     }
 
     /// Whether the hop from `v` to `w` goes down.
@@ -110,8 +152,8 @@ mod tests {
     /// Follows next hops from `v`: the path, which must reach a target.
     fn walk(next: &[Next], mut v: usize) -> Vec<usize> {
         let mut path = vec![v];
-        while let Next::Via(w) = next[v] {
-            v = w;
+        while let Next::Via(all) = &next[v] {
+            v = all[path.len() % all.len()];
             path.push(v);
             assert!(path.len() <= next.len(), "a forwarding loop");
         }
@@ -121,7 +163,8 @@ mod tests {
 
     #[test]
     fn paths_go_up_then_down_and_reach_every_target() {
-        // A 6-cycle with a chord: every pair, every path legal.
+        // A 6-cycle with a chord: every pair, every path legal, whichever
+        // of the equally near next hops is taken.
         let edges = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (1, 4)];
         let mut adj = vec![Vec::new(); 6];
         for (a, b) in edges {
@@ -146,6 +189,6 @@ mod tests {
         let adj = vec![vec![1], vec![0], vec![]];
         let ud = UpDown::new(&adj, &[true; 3]);
         let next = ud.next_hops(&adj, &[true, false, false]);
-        assert_eq!(next, vec![Next::Here, Next::Via(0), Next::Unreachable]);
+        assert_eq!(next, vec![Next::Here, Next::Via(vec![0]), Next::Unreachable]);
     }
 }
