@@ -4,12 +4,14 @@
 //! equal an offline run on OpenSM's LIDs, so do the path SLs (each
 //! destination's dimension order and, on the torus, the datelines
 //! crossed), and ibdmchk and `osmroute check` find no credit loops; a
-//! Slim Fly is declined.
+//! Slim Fly is declined. Live: while cables and a switch of a HyperX fail
+//! and come back, every re-sweep is hxdor's (`harness::live`).
 
 mod harness;
 
 use std::time::Duration;
 
+use harness::live::{same_tables, Live};
 use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
 use harness::readback::{ibdmchk, read_back};
 use harness::{check_loop_free, Sim};
@@ -59,4 +61,40 @@ fn a_slim_fly_is_declined_and_opensm_falls_back() {
     osm.wait_for("minhop tables configured on all switches", Duration::from_secs(180));
     let declines = osm.lines_with("ERR osmroute: hxdor declines");
     assert_eq!(declines.len(), 1, "{declines:#?}");
+}
+
+/// A cable inside a dimension (detoured through a third position of its
+/// line), a whole switch (paths that needed it detour through other
+/// dimensions on the detour VL) and a second cable fail one after the
+/// other under a running OpenSM; every re-sweep is hxdor's, loop-free and
+/// on no more VLs than the whole HyperX; relinked, the tables, SL2VL and
+/// path SLs are the first ones again.
+#[test]
+fn hxdor_routes_every_resweep_while_cables_and_a_switch_fail() {
+    let mut live = Live::start("direct-damage-hx", "hxdor", generate(&["hyperx", "--dims", "3,3,3", "--p", "1"]));
+    let (fabric, first, offline) = live.check();
+    let vls = offline.vls_needed();
+    assert_eq!(vls, 3);
+    let first_sl2vl = live.osm.file("osmroute-sl2vl.txt");
+    let first_path_sl = live.osm.file("osmroute-path-sl.txt");
+    // The SM's host hangs off hx-0-0-0: its switch stays.
+    let steps = [
+        format!("unlink \"hx-1-1-1\"[{}]", live.switch_ports("hx-1-1-1")[0]),
+        "unlink \"hx-2-1-0\"".to_string(),
+        format!("unlink \"hx-0-2-1\"[{}]", live.switch_ports("hx-0-2-1")[1]),
+    ];
+    for step in &steps {
+        live.faults(std::slice::from_ref(step));
+        let (now, _, offline) = live.check();
+        assert!(now.switch_count() <= fabric.switch_count());
+        assert!(offline.vls_needed() <= vls, "{step}: {} VLs", offline.vls_needed());
+    }
+    let detoured = live.osm.lines_with("detour through other dimensions");
+    assert!(detoured.iter().any(|l| !l.contains(", 0 (source switch, LID)")), "no detour through other dimensions: {detoured:#?}");
+    let relinks: Vec<String> = steps.iter().rev().map(|s| s.replacen("unlink", "relink", 1)).collect();
+    live.faults(&relinks);
+    let (again, last, _) = live.check();
+    assert!(same_tables(&again, &first, &last), "relinked, the tables differ from the first pass");
+    assert_eq!(live.osm.file("osmroute-sl2vl.txt"), first_sl2vl);
+    assert_eq!(live.osm.file("osmroute-path-sl.txt"), first_path_sl);
 }

@@ -3,12 +3,15 @@
 //! minimal paths (read back from the switches, equal to an offline run),
 //! SL2VL VL 0 for packets from hosts and VL 1 between switches (read back
 //! with smpquery), no credit loops by ibdmchk and `osmroute check`;
-//! fabrics of larger diameter, and `qos FALSE`, fall back.
+//! fabrics of larger diameter, and `qos FALSE`, fall back. Live: while a
+//! cable and a switch of a Slim Fly fail and come back, every re-sweep is
+//! sfmin's, on at most 3 VLs (`harness::live`).
 
 mod harness;
 
 use std::time::Duration;
 
+use harness::live::{same_tables, Live};
 use harness::offline::assert_switches_hold_offline_run;
 use harness::readback::{ibdmchk, read_back, sl2vl_rows};
 use harness::{check_loop_free, OpenSm, Sim};
@@ -73,10 +76,44 @@ fn slim_fly_is_minimal_and_loop_free_on_two_vls() {
 
 #[test]
 fn a_torus_and_qos_off_fall_back() {
-    let torus = generate(&["torus", "--dims", "4,4", "--p", "1"]);
+    let torus = generate(&["torus", "--dims", "6,6", "--p", "1"]);
     let mut sim = Sim::start("sfmintorus", &torus);
     fell_back(&sim.opensm(&["routing_engine sfmin,minhop", "qos TRUE"], &[]), "use pssp or layered");
     let sf = generate(&["slimfly", "--q", "5", "--p", "1"]);
     let mut sim = Sim::start("sfminnoqos", &sf);
     fell_back(&sim.opensm(&["routing_engine sfmin,minhop", "qos FALSE"], &[]), "set `qos TRUE`");
+}
+
+/// A cable (its two switches are then 4 hops apart on the girth-5 MMS
+/// graph), a whole switch and a second cable fail under a running OpenSM:
+/// every re-sweep is sfmin's, minimal, loop-free (ours and ibdmchk) on at
+/// most 3 VLs; relinked, the tables, SL2VL and path SLs are the first ones.
+#[test]
+fn sfmin_routes_every_resweep_while_cables_and_a_switch_fail() {
+    let mut live = Live::start("direct-damage-sf", "sfmin", generate(&["slimfly", "--q", "5", "--p", "1"]));
+    let (fabric, first, offline) = live.check();
+    assert_eq!(offline.vls_needed(), 2);
+    let first_sl2vl = live.osm.file("osmroute-sl2vl.txt");
+    let first_path_sl = live.osm.file("osmroute-path-sl.txt");
+    // The SM's host hangs off sf-0-0-0: its switch stays.
+    let steps = [
+        format!("unlink \"sf-0-1-2\"[{}]", live.switch_ports("sf-0-1-2")[0]),
+        "unlink \"sf-1-3-4\"".to_string(),
+        format!("unlink \"sf-1-2-0\"[{}]", live.switch_ports("sf-1-2-0")[2]),
+    ];
+    for step in &steps {
+        live.faults(std::slice::from_ref(step));
+        let (now, read, offline) = live.check();
+        assert!(now.switch_count() <= fabric.switch_count());
+        assert!(offline.vls_needed() <= 3, "{step}: {} VLs", offline.vls_needed());
+        let report = osmroute_core::analysis::report::analyze(&now, &read);
+        assert!(report.max_hops() <= now.graph().diameter() as usize, "{step}: not minimal");
+    }
+    assert!(!live.osm.lines_with("path(s) of 3 or 4 switch hops on hop-position VLs").is_empty());
+    let relinks: Vec<String> = steps.iter().rev().map(|s| s.replacen("unlink", "relink", 1)).collect();
+    live.faults(&relinks);
+    let (again, last, _) = live.check();
+    assert!(same_tables(&again, &first, &last), "relinked, the tables differ from the first pass");
+    assert_eq!(live.osm.file("osmroute-sl2vl.txt"), first_sl2vl);
+    assert_eq!(live.osm.file("osmroute-path-sl.txt"), first_path_sl);
 }

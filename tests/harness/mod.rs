@@ -26,6 +26,7 @@
 
 #![allow(dead_code)]
 
+pub mod live;
 pub mod offline;
 pub mod readback;
 

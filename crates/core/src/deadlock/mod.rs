@@ -2,5 +2,6 @@
 //! channel dependency graph.
 
 pub mod dynamic_dag;
+pub mod hop_vls;
 pub mod layers;
 pub mod vl_layers;

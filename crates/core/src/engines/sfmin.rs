@@ -10,14 +10,34 @@
 //! (`topology::slimfly`), the algebra names the intermediates of every
 //! two-hop pair, and where it names several (the "yy" and "ty"/"yt" cases)
 //! the destination LID picks one, so a switch's hosts spread over them.
-//! Any other diameter-2 fabric (a Slim Fly with a cable missing, say) gets
-//! pssp's balanced minimal paths, which need no labels.
+//! Any other diameter-2 fabric gets pssp's balanced minimal paths, which
+//! need no labels.
+//!
+//! A damaged Slim Fly (a cable or a switch gone) no longer has diameter 2:
+//! pairs that lost their two-hop path are 3 hops apart, and on an MMS
+//! graph of girth 5 two switches whose cable died are 4 apart. Such
+//! fabrics, and any other of switch diameter 3 or 4, get balanced minimal
+//! paths too, two hops where they exist and the shortest detour
+//! otherwise, on hop-position VLs: the k-th inter-switch hop of a path
+//! travels on VL k, so every channel dependency goes from VL k to VL k + 1
+//! and none closes a cycle. Paths of up to two hops keep SL 0 (VL 0 from a
+//! host, VL 1 from a switch, as above); longer paths get spare SLs under
+//! which every switch on them maps their hops to their positions
+//! (`deadlock::hop_vls`). Three VLs are all the scheme uses: a path of
+//! four hops (the few whose own cable died) keeps two consecutive hops on
+//! one VL, chosen so that these same-VL dependencies, the only ones there
+//! are, form no cycle (checked as each is added). Diameters above 4 are
+//! declined.
 
+use std::collections::HashMap;
+
+use crate::deadlock::hop_vls::{HopVlPlan, PlannedHop};
 use crate::deadlock::vl_layers::why_too_few_vls;
 use crate::engines::pssp::balanced_minimal;
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchGraph, SwitchId, UNREACHABLE};
-use crate::routing::{Lft, PathSl, Routing, Sl2Vl, NUM_SLS};
+use crate::routing::walk::{Hop, Walk};
+use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SwitchSls, NUM_SLS};
 use crate::topology::slimfly::{recover_labels, SlimFlyLabels};
 
 use crate::config::{ConfigError, OptionSpec, Section};
@@ -48,8 +68,8 @@ impl SfminOptions {
 
 pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
-    summary: "minimal routing for Slim Fly (by MMS labels recovered from the graph) and other diameter-2 fabrics; \
-              VL 0 from hosts, VL 1 between switches",
+    summary: "minimal routing for Slim Fly (by MMS labels recovered from the graph) and other diameter-2 fabrics, \
+              VL 0 from hosts, VL 1 between switches; damaged ones (diameter 3) on hop-position VLs",
     needs_qos: true,
     options: &[&[SEED]],
     build: |s| {
@@ -83,22 +103,22 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
     if d == usize::MAX {
         return Err(Error::declined(NAME, format!("{} and {} are not connected", name(a), name(b))));
     }
-    if d > 2 {
+    if d > MAX_SWITCH_HOPS + 1 {
         return Err(Error::declined(
             NAME,
             format!(
-                "minimal paths need up to {d} switch hops ({} to {}); its two-VL scheme covers diameter-2 \
-                 fabrics such as Slim Fly; use pssp or layered here",
+                "minimal paths need up to {d} switch hops ({} to {}); its hop-position VLs cover paths of up to \
+                 {} (Slim Flies and their damaged forms); use pssp or layered here",
                 name(a),
-                name(b)
+                name(b),
+                MAX_SWITCH_HOPS + 1
             ),
         ));
     }
-    if fabric.vl_budget().usable() < 2 {
-        return Err(Error::declined(
-            NAME,
-            format!("it needs 2 VLs; {}", why_too_few_vls(NAME, fabric, 0)),
-        ));
+    let vls = d.clamp(2, MAX_SWITCH_HOPS);
+    if (fabric.vl_budget().usable() as usize) < vls {
+        let why = why_too_few_vls(NAME, fabric, 0);
+        return Err(Error::declined(NAME, format!("it needs {vls} VLs for paths of {d} switch hops; {why}")));
     }
     // Labels are recovered on switch ids (GUID order), so that the SM's
     // node order and a net file's give the same labels.
@@ -130,11 +150,133 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
     for sl in 0..NUM_SLS as u8 {
         sl2vl.set_ca(sl, 0);
     }
+    let path_sl = if d <= 2 {
+        PathSl::Uniform(0)
+    } else {
+        let (sls, long, spare_used) = hop_position_sls(fabric, &lfts, &mut sl2vl)?;
+        log::info!("{NAME}: {long} path(s) of 3 or 4 switch hops on hop-position VLs, on {spare_used} spare SL(s)");
+        PathSl::PerSourceSwitch(sls)
+    };
     // "deadlock removal needed N" is what `osmroute compare` reads.
     log::info!(
-        "{NAME}: minimal paths (diameter {d}); deadlock removal needed 2 VLs: VL 0 from hosts, VL 1 between switches"
+        "{NAME}: minimal paths (diameter {d}); deadlock removal needed {vls} VLs: VL k for the k-th inter-switch hop"
     );
-    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::Uniform(0) })
+    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl })
+}
+
+/// VLs of the hop-position scheme (as the layered engine's): paths of this
+/// many inter-switch hops get one VL per hop, paths of one more share one.
+const MAX_SWITCH_HOPS: usize = 3;
+
+/// Dependencies between consecutive hops on the same VL (the only kind
+/// that could close a cycle), per VL, kept acyclic.
+#[derive(Default)]
+struct SameVlDependencies {
+    after: HashMap<(u8, usize), Vec<usize>>,
+}
+
+impl SameVlDependencies {
+    /// Whether channel `to` is reached from `from` by dependencies on `vl`.
+    fn reaches(&self, vl: u8, from: usize, to: usize) -> bool {
+        let mut stack = vec![from];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(c) = stack.pop() {
+            if c == to {
+                return true;
+            }
+            if seen.insert(c) {
+                stack.extend(self.after.get(&(vl, c)).into_iter().flatten());
+            }
+        }
+        false
+    }
+
+    /// Adds a dependency of channel `to` on `from`, both on `vl`, unless it
+    /// would close a cycle.
+    fn try_add(&mut self, vl: u8, from: usize, to: usize) -> bool {
+        if self.reaches(vl, to, from) {
+            return false;
+        }
+        self.after.entry((vl, from)).or_default().push(to);
+        true
+    }
+}
+
+/// SL per (source switch, LID): 0 for paths of up to two inter-switch
+/// hops, a spare SL mapping hop k to VL k for the longer ones (written into
+/// `sl2vl`; four-hop paths share one VL between two consecutive hops).
+/// Returns the SLs, the number of long paths and of spare SLs used, or a
+/// decline when the long paths contradict each other on more port pairs
+/// than the 15 spare SLs can tell apart.
+fn hop_position_sls(fabric: &Fabric, lfts: &[Lft], sl2vl: &mut Sl2Vl) -> Result<(SwitchSls, usize, usize), Error> {
+    let mut sls = SwitchSls::new(fabric);
+    let mut plan = HopVlPlan::new((1..NUM_SLS as u8).collect());
+    let mut long = 0;
+    let mut same_vl = SameVlDependencies::default();
+    let graph = fabric.graph();
+    for s in fabric.switch_ids() {
+        for (lid, _) in fabric.lids() {
+            let path = Walk::from_switch(fabric, lfts, s, lid)
+                .collect_path()
+                .map_err(|e| Error::declined(NAME, format!("balanced minimal paths from {s} to LID {lid}: {e}")))?;
+            // Every hop but the last leaves for another switch.
+            let between = &path[..path.len() - 1];
+            if between.len() <= 2 {
+                continue;
+            }
+            long += 1;
+            let vls = position_vls(between, graph, &mut same_vl).ok_or_else(|| {
+                Error::declined(
+                    NAME,
+                    format!(
+                        "every way of putting the 4 hops from {} to LID {lid} on 3 VLs closes a dependency cycle; \
+                         use pssp or layered",
+                        fabric.describe_switch(s)
+                    ),
+                )
+            })?;
+            let hops: Vec<PlannedHop> = between
+                .iter()
+                .zip(vls)
+                .enumerate()
+                .map(|(k, (h, vl))| PlannedHop {
+                    switch: h.switch,
+                    in_port: (k > 0).then_some(h.in_port),
+                    out_port: h.out_port,
+                    vl,
+                })
+                .collect();
+            let sl = plan.place(&hops).ok_or_else(|| {
+                Error::declined(
+                    NAME,
+                    format!(
+                        "the paths of 3 switch hops cross each other at different positions on more port pairs \
+                         than the {} spare SLs tell apart; use pssp or layered",
+                        NUM_SLS - 1
+                    ),
+                )
+            })?;
+            sls.set(s, lid, sl);
+        }
+    }
+    plan.write(fabric, sl2vl);
+    Ok((sls, long, plan.sls_used()))
+}
+
+/// VL per inter-switch hop: its position, for up to three hops; for four,
+/// the first of (0,1,2,2), (0,1,1,2), (0,0,1,2) whose same-VL dependency
+/// closes no cycle with those already there (`None`: each would).
+fn position_vls(hops: &[Hop], graph: &SwitchGraph, same_vl: &mut SameVlDependencies) -> Option<Vec<u8>> {
+    if hops.len() <= MAX_SWITCH_HOPS {
+        return Some((0..hops.len() as u8).collect());
+    }
+    let channel = |k: usize| graph.channel(hops[k].switch, hops[k].out_port);
+    for shared in (0..MAX_SWITCH_HOPS).rev() {
+        if same_vl.try_add(shared as u8, channel(shared), channel(shared + 1)) {
+            return Some((0..hops.len()).map(|k| if k <= shared { k as u8 } else { k as u8 - 1 }).collect());
+        }
+    }
+    None
 }
 
 /// LFTs from the MMS labels: one hop to a neighbour, else through one of
@@ -219,11 +361,46 @@ mod tests {
 
     #[test]
     fn declines_larger_diameters_and_one_vl() {
-        let torus = fabric(gen::torus::torus(&[4, 4], &[1, 1], 1).unwrap(), 8);
+        let torus = fabric(gen::torus::torus(&[6, 6], &[1, 1], 1).unwrap(), 8);
         let e = route(&torus, &SfminOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("up to 4 switch hops") && e.contains("use pssp or layered"), "{e}");
+        assert!(e.contains("up to 6 switch hops") && e.contains("use pssp or layered"), "{e}");
         let sf = fabric(gen::slimfly::slimfly(5, 1).unwrap(), 1);
         let e = route(&sf, &SfminOptions::default()).unwrap_err().to_string();
         assert!(e.contains("needs 2 VLs"), "{e}");
+    }
+
+    #[test]
+    fn damaged_slim_flies_route_on_hop_position_vls_without_loops() {
+        let mut long_paths = false;
+        for q in [5, 7] {
+            for (switches, links, seed) in [(0.0, 0.01, 1), (0.0, 0.03, 2), (0.0, 0.05, 3), (0.02, 0.0, 1), (0.04, 0.03, 2)] {
+                let what = format!("q={q} -{switches} switches -{links} links seed {seed}");
+                let (mut b, _) = gen::degrade::drop_switches(&gen::slimfly::slimfly(q, 2).unwrap(), switches, seed).unwrap();
+                gen::degrade::drop_links(&mut b, links, seed).unwrap();
+                let f = fabric(b, 8);
+                let r = route(&f, &SfminOptions::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let report = analyze(&f, &r);
+                assert!(report.delivered(), "{what}: {:?}", report.failures);
+                assert!(report.credit_loop.is_none(), "{what}: credit loop");
+                assert!(r.vls_needed() <= 3, "{what}: {} VLs", r.vls_needed());
+                // Minimal: no path longer than the switches' distance.
+                assert!(report.max_hops() <= f.graph().diameter() as usize, "{what}");
+                if report.max_hops() >= 3 {
+                    long_paths = true;
+                    assert_eq!(r.vls_needed(), 3, "{what}");
+                    let flat = Routing { sl2vl: None, ..r.clone() };
+                    assert!(analyze(&f, &flat).credit_loop.is_some(), "{what}: the check must be able to fail");
+                }
+            }
+        }
+        assert!(long_paths, "the damage must lengthen some paths");
+    }
+
+    #[test]
+    fn a_damaged_slim_fly_on_two_vls_is_declined_saying_why() {
+        let mut b = gen::slimfly::slimfly(5, 1).unwrap();
+        gen::degrade::drop_links(&mut b, 0.03, 1).unwrap();
+        let e = route(&fabric(b, 2), &SfminOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("needs 3 VLs for paths of 4 switch hops"), "{e}");
     }
 }

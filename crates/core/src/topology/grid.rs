@@ -16,6 +16,15 @@
 //! in cyclic order. Rings of 3 are triangles and rings of 4 squares, which
 //! map as one clique dimension and as two binary ones; DOR routes those
 //! minimally without datelines, so only rings of 5 or more are rings here.
+//!
+//! Damage (missing cables and switches) breaks rectangles. A cable whose
+//! rectangles are all broken can be left in a tiny class of its own; such
+//! classes (under an eighth of the largest) say nothing about the
+//! dimensions and are left out of the mapping (the cable is still routed
+//! over). A broken square can also leave two cables of different
+//! dimensions at a switch with no common neighbour but it, so slabs are
+//! joined into a ring only where that is so at more switches than not, and
+//! at three at least (one broken square shows it at two).
 
 use std::collections::{HashMap, HashSet};
 
@@ -53,15 +62,33 @@ pub fn map_grid(graph: &SwitchGraph) -> Result<GridMap, String> {
         }
         dense_classes(&mut uf, n)
     };
-    let slab: Vec<bool> =
-        (0..classes.count).map(|c| parts_without(&|x| x == c).iter().all(|&part| part == 0)).collect();
-    let dimension_of_class = join_slabs_into_rings(graph, &classes.links, &classes.class, &slab);
-    let dims = dimension_of_class.iter().max().map_or(0, |m| m + 1);
+    let mut size = vec![0usize; classes.count];
+    for &c in &classes.class {
+        size[c] += 1;
+    }
+    let largest = size.iter().copied().max().unwrap_or(0);
+    let kept: Vec<bool> = size.iter().map(|&n| n * 8 >= largest).collect();
+    let slab: Vec<bool> = (0..classes.count)
+        .map(|c| kept[c] && parts_without(&|x| x == c || !kept[x]).iter().all(|&part| part == 0))
+        .collect();
+    let joined = join_slabs_into_rings(graph, &classes.links, &classes.class, &slab);
+    // Dimensions numbered over the kept classes only.
+    let mut number: HashMap<usize, usize> = HashMap::new();
+    let dimension_of_class: Vec<usize> = (0..classes.count)
+        .map(|c| match kept[c] {
+            true => {
+                let next = number.len();
+                *number.entry(joined[c]).or_insert(next)
+            }
+            false => usize::MAX,
+        })
+        .collect();
+    let dims = number.len();
     let mut coords = vec![Vec::with_capacity(dims); n];
     let mut extent = Vec::with_capacity(dims);
     let mut ring = Vec::with_capacity(dims);
     for i in 0..dims {
-        let mut values = parts_without(&|c| dimension_of_class[c] == i);
+        let mut values = parts_without(&|c| dimension_of_class[c] == i || !kept[c]);
         let k = values.iter().max().map_or(0, |m| m + 1);
         let is_ring = (0..classes.count).any(|c| dimension_of_class[c] == i && slab[c]);
         if is_ring {
@@ -90,8 +117,10 @@ pub fn map_grid(graph: &SwitchGraph) -> Result<GridMap, String> {
 }
 
 /// Dimension number per link class: every non-slab class is a dimension
-/// of its own; slabs are joined where one switch has cables in both that
-/// lead to switches with no common neighbour but it.
+/// of its own; two slabs are joined where switches with cables in both
+/// more often see them lead to switches with no common neighbour but
+/// themselves (a ring's two directions) than not (a square), and at three
+/// at least.
 fn join_slabs_into_rings(
     graph: &SwitchGraph,
     links: &[(usize, usize)],
@@ -102,16 +131,32 @@ fn join_slabs_into_rings(
     let distinct: Vec<HashSet<usize>> =
         graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
     let count = slab.len();
-    let mut uf = UnionFind::new(count);
+    // (class, class) -> (switches seeing a ring, switches seeing a square).
+    let mut votes: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
     for (u, around) in distinct.iter().enumerate() {
         let slab_cables: Vec<(usize, usize)> =
             around.iter().map(|&v| (v, class_of[&(u.min(v), u.max(v))])).filter(|&(_, c)| slab[c]).collect();
         for (i, &(v, cv)) in slab_cables.iter().enumerate() {
             for &(x, cx) in &slab_cables[i + 1..] {
-                if cv != cx && distinct[v].iter().all(|&w| w == u || !distinct[x].contains(&w)) {
-                    uf.union(cv, cx);
+                if cv != cx {
+                    let vote = votes.entry((cv.min(cx), cv.max(cx))).or_default();
+                    match distinct[v].iter().all(|&w| w == u || !distinct[x].contains(&w)) {
+                        true => vote.0 += 1,
+                        false => vote.1 += 1,
+                    }
                 }
             }
+        }
+    }
+    let mut uf = UnionFind::new(count);
+    let mut pairs: Vec<_> = votes.into_iter().collect();
+    pairs.sort_unstable();
+    for ((a, b), (ring, square)) in pairs {
+        // Two slabs of different dimensions meet at the four corners of
+        // one square per line of the other dimensions: a broken corner
+        // makes at most two of them look like a ring.
+        if ring > square && ring >= 3 {
+            uf.union(a, b);
         }
     }
     dense_classes(&mut uf, count)
