@@ -353,6 +353,8 @@ fn fat_tree_with_mlid_declining_to_updn_and_recovering() {
     assert!(soak.osm.dir.join("osmroute-path-select.txt").exists());
     soak.console(&["unlink \"ft-l0-11\"".to_string()]);
     soak.verify("a root switch failed", "updn", &["mlid declines"]);
+    let declines = soak.osm.lines_with("mlid declines");
+    assert!(declines.iter().all(|l| l.contains("`routing_engine mlid,updn`")), "the decline names the fallback: {declines:#?}");
     soak.console(&["relink \"ft-l0-11\"".to_string()]);
     let (again, back) = soak.verify("the root switch back", "mlid", &[]);
     assert!(same_tables(&again, &first, &back), "mlid recovered with other tables");

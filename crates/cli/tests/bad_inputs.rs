@@ -38,8 +38,7 @@ fn generate(args: &[&str]) -> String {
 fn with_self_cable(net: &str, switch: &str) -> String {
     let header = format!("\"{switch}\"");
     let mut out = String::new();
-    let mut lines = net.lines();
-    while let Some(line) = lines.next() {
+    for line in net.lines() {
         let words: Vec<&str> = line.splitn(3, ' ').collect();
         if words.len() == 3 && words[0] == "Switch" && words[2] == header {
             let ports: u8 = words[1].parse().expect("port count");
