@@ -383,3 +383,21 @@ fn mlid_then_ftree_with_lmc_falls_to_minhop() {
     let routed = osm.lines_with(ROUTED);
     assert!(!routed.is_empty() && routed.iter().all(|l| l.contains("minhop tables configured")), "{routed:#?}");
 }
+
+/// OSMROUTE_CONFIG naming a file that is not there (a typo in the
+/// service's drop-in) is an error, not silently the defaults: every
+/// engine of ours declines, saying which file is missing, and the
+/// fallback routes.
+#[test]
+fn a_missing_osmroute_config_makes_our_engines_decline() {
+    let net = harness::generate_shuffled(&["fattree", "--m", "4", "--n", "3"], 4);
+    let mut sim = Sim::start("missing-conf", &net);
+    let missing = sim.dir.join("no-such-osmroute.conf").display().to_string();
+    let osm = sim.opensm(&["routing_engine mlid,updn"], &[("OSMROUTE_CONFIG", &missing)]);
+    osm.wait_for(UP, Duration::from_secs(120));
+    let routed = osm.lines_with(ROUTED);
+    assert!(!routed.is_empty() && routed.iter().all(|l| l.contains("updn tables configured")), "{routed:#?}");
+    let declines = osm.lines_with("ERR osmroute: mlid declines");
+    assert!(!declines.is_empty(), "{}", osm.log());
+    assert!(declines.iter().all(|l| l.contains(&missing) && l.contains("no such file")), "{declines:#?}");
+}
