@@ -301,7 +301,7 @@ fn dragonfly_with_dla_through_faults_config_edits_and_a_decline() {
     assert!(!sls.is_empty() && sls.iter().all(|&sl| sl == 2), "the pass after SIGHUP did not use dla.sl 2");
 
     soak.edit_config_and_hup("dla.sl 2\ndla.bogus 1\n");
-    soak.verify("a bad key and SIGHUP", "updn", &["osmroute", "dla"]);
+    soak.verify("a bad key and SIGHUP", "updn", &["ERR osmroute: dla declines"]);
     assert!(soak.osm.lines_with("dla declines").iter().any(|l| l.contains("dla.bogus")), "dla's decline names the bad key");
 
     soak.edit_config_and_hup("# fixed\n");
@@ -352,7 +352,7 @@ fn fat_tree_with_mlid_declining_to_updn_and_recovering() {
     let (_, first) = soak.verify("start", "mlid", &[]);
     assert!(soak.osm.dir.join("osmroute-path-select.txt").exists());
     soak.console(&["unlink \"ft-l0-11\"".to_string()]);
-    soak.verify("a root switch failed", "updn", &["mlid declines"]);
+    soak.verify("a root switch failed", "updn", &["ERR osmroute: mlid declines"]);
     let declines = soak.osm.lines_with("mlid declines");
     assert!(declines.iter().all(|l| l.contains("`routing_engine mlid,updn`")), "the decline names the fallback: {declines:#?}");
     soak.console(&["relink \"ft-l0-11\"".to_string()]);
@@ -360,7 +360,7 @@ fn fat_tree_with_mlid_declining_to_updn_and_recovering() {
     assert!(same_tables(&again, &first, &back), "mlid recovered with other tables");
     let cable = switch_cable(&net, "ft-l1-21");
     soak.console(&[format!("unlink {cable}")]);
-    soak.verify("a cable failed", "updn", &["mlid declines"]);
+    soak.verify("a cable failed", "updn", &["ERR osmroute: mlid declines"]);
     soak.console(&[format!("relink {cable}")]);
     soak.verify("the cable back", "mlid", &[]);
     soak.assert_memory_flat();
