@@ -309,6 +309,22 @@ impl OpenSm {
         assert!(status.is_ok_and(|s| s.success()), "cannot signal OpenSM");
     }
 
+    /// OpenSM's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// OpenSM's resident memory (VmRSS) in kB.
+    pub fn resident_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("OpenSM is running");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .expect("a VmRSS line")
+    }
+
     pub fn file(&self, name: &str) -> String {
         std::fs::read_to_string(self.dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
     }

@@ -148,19 +148,25 @@ pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: Option<&str>) -> 
             _ => format!("{l}\n"),
         })
         .collect();
-    let path_sl: String = read("osmroute-path-sl.txt")
-        .lines()
-        .map(|l| {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            format!("{} {} {}\n", w[0], w[1].parse::<u16>().expect("DLID") + 1, w[2])
-        })
-        .collect();
-    for (name, text) in [("opensm-subnet.lst", subnet), ("opensm.fdbs", fdbs), ("osmroute-path-sl.txt", path_sl)] {
+    for (name, text) in [("opensm-subnet.lst", subnet), ("opensm.fdbs", fdbs)] {
         std::fs::write(out.join(name), text).expect("write relabelled dump");
     }
     std::fs::copy(dir.join("opensm.mcfdbs"), out.join("opensm.mcfdbs")).expect("copy mcfdbs");
     let lmc = lmc.to_string();
-    let mut args = vec!["-l", &lmc, "-c", "osmroute-path-sl.txt"];
+    let mut args = vec!["-l", &lmc];
+    // Another engine's routing leaves no path-SL file: every path on SL 0.
+    let _ = std::fs::remove_file(out.join("osmroute-path-sl.txt"));
+    if dir.join("osmroute-path-sl.txt").exists() {
+        let path_sl: String = read("osmroute-path-sl.txt")
+            .lines()
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                format!("{} {} {}\n", w[0], w[1].parse::<u16>().expect("DLID") + 1, w[2])
+            })
+            .collect();
+        std::fs::write(out.join("osmroute-path-sl.txt"), path_sl).expect("write relabelled path SLs");
+        args.extend(["-c", "osmroute-path-sl.txt"]);
+    }
     if let Some(sl2vl) = sl2vl {
         std::fs::copy(dir.join(sl2vl), out.join("osmroute-sl2vl.txt")).expect("copy sl2vl");
         args.extend(["-d", "osmroute-sl2vl.txt"]);

@@ -220,11 +220,10 @@ mod tests {
         assert!(s.errors()[0].message.contains("not a regular file"), "{:?}", s.errors());
         let fifo = dir.join("fifo");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|st| st.success());
-        if made {
-            // Opening a FIFO for reading would block until a writer came.
-            let s = Settings::load(&fifo, true, KNOWN);
-            assert!(s.errors()[0].message.contains("not a regular file"), "{:?}", s.errors());
-        }
+        assert!(made, "mkfifo {} failed", fifo.display());
+        // Opening a FIFO for reading would block until a writer came.
+        let s = Settings::load(&fifo, true, KNOWN);
+        assert!(s.errors()[0].message.contains("not a regular file"), "{:?}", s.errors());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

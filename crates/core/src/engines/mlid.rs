@@ -100,9 +100,23 @@ impl LmcPlan {
     }
 }
 
-/// The recognised tree, or a decline that says what is wrong.
+/// The recognised tree, or a decline that says what is wrong. With LMC > 0
+/// it also says which fallback works: OpenSM's ftree refuses LMC > 0
+/// ("LMC > 0 is not supported by fat-tree routing"), so `mlid,ftree`
+/// would end in minhop; updn routes every LID of a damaged tree up*/down*
+/// and finds its roots itself (checked under ibsim: tests/soak_opensm.rs).
 pub fn tree_of(fabric: &Fabric) -> Result<FatTree, Error> {
-    recognize(fabric).map_err(|why| Error::declined(NAME, format!("the fabric is not an m-port n-tree: {why}")))
+    recognize(fabric).map_err(|why| {
+        let fallback = if fabric.lmc() > 0 {
+            format!(
+                "; with lmc {} the next engine should be updn (`routing_engine mlid,updn`): ftree refuses LMC > 0",
+                fabric.lmc()
+            )
+        } else {
+            String::new()
+        };
+        Error::declined(NAME, format!("the fabric is not an m-port n-tree: {why}{fallback}"))
+    })
 }
 
 /// The LMC to configure for this fabric, when it differs from the one the
@@ -311,5 +325,11 @@ mod tests {
         b.assign_lids_sequential(0).unwrap();
         let e = route(&b.build().unwrap(), &MlidOptions::default()).unwrap_err().to_string();
         assert!(e.contains("mlid declines: the fabric is not an m-port n-tree"), "{e}");
+        assert!(!e.contains("updn"), "no fallback advice needed at lmc 0: {e}");
+        // With LMC > 0 the decline names the fallback that can route it.
+        let mut b = gen::hyperx::hyperx(&[3, 3], &[1, 1], 1).unwrap();
+        b.assign_lids_sequential(2).unwrap();
+        let e = route(&b.build().unwrap(), &MlidOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("`routing_engine mlid,updn`") && e.contains("ftree refuses LMC > 0"), "{e}");
     }
 }

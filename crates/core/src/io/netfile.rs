@@ -23,7 +23,8 @@ use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 /// format). CAs come first so that ibsim attaches the SM to a host.
 pub fn write(fabric: &FabricBuilder) -> String {
     let nodes = fabric.nodes();
-    let names: Vec<String> = nodes.iter().enumerate().map(|(id, n)| node_name(id, &n.desc)).collect();
+    let mut taken = std::collections::HashSet::new();
+    let names: Vec<String> = nodes.iter().enumerate().map(|(id, n)| node_name(id, &n.desc, &mut taken)).collect();
     let order = nodes
         .iter()
         .enumerate()
@@ -44,14 +45,20 @@ pub fn write(fabric: &FabricBuilder) -> String {
     out
 }
 
-/// A name ibsim accepts: the description when it is usable, else one made
-/// from the node's position.
-fn node_name(id: usize, desc: &str) -> String {
-    if !desc.is_empty() && !desc.contains('"') {
-        desc.to_string()
-    } else {
-        format!("node-{id}")
+/// A name ibsim (and `read`) accepts, unique in the file: the description
+/// when it is usable, else one made from the node's position. Real
+/// fabrics repeat descriptions (every host's "mlx5_0"), and a `#` would
+/// start a comment, a quote end the name, a control character break the
+/// line.
+fn node_name(id: usize, desc: &str, taken: &mut std::collections::HashSet<String>) -> String {
+    let usable = !desc.trim().is_empty() && !desc.contains(['"', '#']) && !desc.chars().any(char::is_control);
+    let mut name = if usable { desc.to_string() } else { format!("node-{id}") };
+    let mut n = 1;
+    while !taken.insert(name.clone()) {
+        name = format!("node-{id}-{n}");
+        n += 1;
     }
+    name
 }
 
 /// What is wrong with a net file, with the line it was found on.
@@ -180,6 +187,26 @@ mod tests {
         };
         assert_eq!(cables(&b), cables(&again));
         assert!(write(&b).starts_with("Hca 1 \"h0\""), "a host first, for the SM");
+    }
+
+    /// Found by tests/fuzz_readers.rs: descriptions from OpenSM's subnet
+    /// list or ibnetdiscover output with a `#`, or repeated, made net files
+    /// that did not read back.
+    #[test]
+    fn odd_or_repeated_descriptions_still_round_trip() {
+        let mut b = FabricBuilder::new();
+        let s = b.add_node(NodeKind::Switch, 0x10, "#sw", 4);
+        let h0 = b.add_node(NodeKind::Ca, 0x20, "host mlx5_0", 1);
+        let h1 = b.add_node(NodeKind::Ca, 0x30, "host mlx5_0", 1);
+        let h2 = b.add_node(NodeKind::Ca, 0x40, "node-2", 1);
+        let h3 = b.add_node(NodeKind::Ca, 0x50, "line\nbreak", 1);
+        for (i, h) in [h0, h1, h2, h3].into_iter().enumerate() {
+            b.connect(PortRef::new(h, 1), PortRef::new(s, i as u8 + 1)).unwrap();
+        }
+        let again = read(&write(&b)).unwrap();
+        assert_eq!(again.node_count(), 5);
+        assert_eq!(again.nodes().iter().map(|n| n.links().count()).sum::<usize>(), 8);
+        assert!(again.nodes().iter().any(|n| n.desc == "host mlx5_0"));
     }
 
     #[test]
