@@ -449,11 +449,11 @@ impl Grid<'_> {
                         };
                         x = y;
                     }
-                    let sl = plan.place(&hops).ok_or_else(|| {
-                        format!(
-                            "the detours contradict each other's VLs on more port pairs than the {} spare SLs tell apart",
-                            NUM_SLS - count * shape.sls_per_order
-                        )
+                    let sl = plan.place(&hops).ok_or_else(|| match NUM_SLS - count * shape.sls_per_order {
+                        0 => "the orders take every SL, none is left for detours".to_string(),
+                        spare => format!(
+                            "the detours contradict each other's VLs on more port pairs than the {spare} spare SLs tell apart"
+                        ),
                     })?;
                     sls.set(s, lid, sl);
                     detours += 1;
