@@ -53,7 +53,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 cd "$out"
-if ! echo "$TARBALL_SHA256  $TARBALL" | sha256sum -c --quiet 2>/dev/null; then
+if ! { [ -f "$TARBALL" ] && echo "$TARBALL_SHA256  $TARBALL" | sha256sum -c --quiet >/dev/null 2>&1; }; then
     echo "build.sh: downloading $TARBALL_URL"
     curl -fsSL -o "$TARBALL.part" "$TARBALL_URL" || die "cannot download $TARBALL_URL (set OPENSM_MIRROR to another Debian mirror)"
     echo "$TARBALL_SHA256  $TARBALL.part" | sha256sum -c --quiet || die "$TARBALL from $MIRROR has the wrong checksum"
