@@ -6,7 +6,9 @@
 //! switch takes, among the cables its caller allows, the one whose path on
 //! to the destination carries the least load so far (the paper's weights
 //! "P² + load" on minimal paths). Every cable is its own channel, so a
-//! bundle of parallel cables is several channels, each with its own load.
+//! bundle of parallel cables is several channels, each with its own load:
+//! a bundle costs its load per cable, and a tree takes its least loaded
+//! cable.
 //! Once the tree is fixed, each channel's load grows by the hosts whose
 //! route to the LID crosses it.
 //!
@@ -48,16 +50,20 @@ pub struct TreeBalancer<'g> {
     depth: Vec<u32>,
 }
 
-/// Tie-break ranks of a candidate: its path's anchors, then the next
-/// switch itself.
-type Tie = (usize, usize, usize);
+/// Tie-break ranks of a candidate: its path's anchors, the next switch
+/// itself, then the cable's own load (within a bundle).
+type Tie = (usize, usize, usize, u64);
 
 /// A candidate next hop: its cost, tie-break ranks, port and far switch.
 type Candidate = (u64, Tie, PortNum, SwitchId);
 
 /// A cost that outweighs any load: a channel an earlier LID of the same
 /// port already uses is taken only when no other is allowed.
-const REUSE: u64 = 1 << 40;
+const REUSE: u64 = 1 << 50;
+
+/// Fixed-point scale of costs, so that a bundle's load per cable keeps
+/// its fractions.
+const SCALE: u64 = 1024;
 
 impl<'g> TreeBalancer<'g> {
     pub fn new(graph: &'g SwitchGraph) -> Self {
@@ -112,9 +118,14 @@ impl<'g> TreeBalancer<'g> {
                 let c = g.channel(s, cable.port);
                 let reuse = if self.used_stamp[c] == stamp { REUSE } else { 0 };
                 let (a1, a2) = self.anchors[cable.to.idx()];
-                let key = (self.cost[cable.to.idx()] + reuse + self.load[c], (a1, a2, rank(cable.to)));
-                // Cables come in port order: the lower port of a bundle
-                // wins a full tie.
+                // A bundle of parallel cables is one way on with several
+                // channels: it costs its load per cable, and of its cables
+                // the least loaded is taken (the lower port on a tie:
+                // cables come in port order).
+                let bundle = g.bundle(s, cable.to);
+                let per_cable =
+                    bundle.iter().map(|&p| self.load[g.channel(s, p)]).sum::<u64>() * SCALE / bundle.len() as u64;
+                let key = (self.cost[cable.to.idx()] + reuse + per_cable, (a1, a2, rank(cable.to), self.load[c]));
                 if best.is_none_or(|(k, r, _, _)| key < (k, r)) {
                     best = Some((key.0, key.1, cable.port, cable.to));
                 }
