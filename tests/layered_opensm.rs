@@ -130,32 +130,64 @@ fn hop_positions_without_three_vls_fall_back() {
     assert!(declines[0].contains("needs 3 VLs") && declines[0].contains("layered.max_vls is 2"), "{}", declines[0]);
 }
 
-/// A leaf–spine with 4 cables per leaf–spine pair, `lmc 2`: the tables
-/// of all four layers, read back from the simulated switches, spread each
-/// leaf's traffic so evenly that they reach the cut bound computed from
-/// the fabric (a leaf's routes to every LID of every other host, over its
-/// up-cables). No credit loop (ibdmchk and `osmroute check` over all four
-/// LID offsets).
+/// Trees with parallel cables: a leaf–spine with 4 cables per leaf–spine
+/// pair with `lmc 2`, and a 3-level PGFT with 2 cables between leaves and
+/// middle switches with `lmc 0`. A leaf–spine has no path one or two hops
+/// longer than a minimal one (its paths between two leaves have even
+/// lengths, and 4 hops is more than the diameter + 1), so all four layers
+/// are minimal; the 3-level tree has 4-hop detours inside a pod, which
+/// layers 1..3 take, so only its layer 0 is judged. The tables read back
+/// from the simulated switches reach the cut bound computed from the
+/// fabric: the routes to every LID of every host outside a leaf (or a
+/// pod) over the cables leaving it. No credit loop (ibdmchk and `osmroute
+/// check` over every LID offset).
 #[test]
-fn leaf_spine_with_parallel_cables_reaches_the_cut_bound() {
-    let net = with_enhanced_port0(&generate_shuffled(&["pgft", "--down", "8,6", "--up", "1,2", "--parallel", "1,4"], 3));
-    let mut sim = Sim::start("layeredls4", &net);
-    let osm = sim.opensm(&["routing_engine layered", "qos TRUE", "lmc 2", "lmc_esp0 TRUE"], &[]);
-    osm.wait_for(UP, TIMEOUT);
-    assert!(osm.log().contains(ROUTED), "layered did not configure the tables");
-    osm.assert_no_errors();
-    let (fabric, read) = read_back(&sim, &net);
-    let g = fabric.graph();
-    let total: u64 = g.ids().map(|s| u64::from(g.hosts(s))).sum();
-    let bound = g
-        .ids()
-        .filter(|&s| g.hosts(s) > 0)
-        .map(|s| (4 * u64::from(g.hosts(s)) * (total - u64::from(g.hosts(s)))).div_ceil(g.cables(s).len() as u64))
-        .max()
-        .unwrap();
-    let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
-    assert_eq!(efi, bound, "all four layers");
-    let report = ibdmchk_lmc(&osm.dir, 2);
-    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
-    check_loop_free(&osm.dir, &["--patterns", "100", "--lmc", "2"]);
+fn trees_with_parallel_cables_reach_the_cut_bound() {
+    for (name, family, pods, lmc) in [
+        ("layeredls4", &["pgft", "--down", "8,6", "--up", "1,2", "--parallel", "1,4"][..], false, 2u8),
+        ("layeredp3", &["pgft", "--down", "8,4,4", "--up", "1,4,4", "--parallel", "1,2,1"][..], true, 0),
+    ] {
+        let net = with_enhanced_port0(&generate_shuffled(family, 3));
+        let mut sim = Sim::start(name, &net);
+        let lmc_line = format!("lmc {lmc}");
+        let osm = sim.opensm(&["routing_engine layered", "qos TRUE", &lmc_line, "lmc_esp0 TRUE"], &[]);
+        osm.wait_for(UP, TIMEOUT);
+        assert!(osm.log().contains(ROUTED), "{name}: layered did not configure the tables");
+        osm.assert_no_errors();
+        let (fabric, read) = read_back(&sim, &net);
+        let g = fabric.graph();
+        let n = g.switch_count();
+        let total: u64 = g.ids().map(|s| u64::from(g.hosts(s))).sum();
+        // Leaves, and on three levels the pods: a leaf with its middle
+        // switches' other leaves (what the middle switches reach down).
+        let mut sets: Vec<Vec<bool>> = Vec::new();
+        for leaf in g.ids().filter(|&s| g.hosts(s) > 0) {
+            let mut inside = vec![false; n];
+            inside[leaf.idx()] = true;
+            if pods {
+                for &mid in g.neighbours(leaf) {
+                    inside[mid.idx()] = true;
+                    for &x in g.neighbours(mid).iter().filter(|&&x| g.hosts(x) > 0) {
+                        inside[x.idx()] = true;
+                    }
+                }
+            }
+            sets.push(inside);
+        }
+        let bound = sets
+            .iter()
+            .map(|inside| {
+                let hosts: u64 = g.ids().filter(|s| inside[s.idx()]).map(|s| u64::from(g.hosts(s))).sum();
+                let cables =
+                    g.ids().filter(|s| inside[s.idx()]).flat_map(|s| g.cables(s)).filter(|c| !inside[c.to.idx()]).count();
+                ((1u64 << lmc) * hosts * (total - hosts)).div_ceil(cables as u64)
+            })
+            .max()
+            .unwrap();
+        let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
+        assert_eq!(efi, bound, "{name}: every layer");
+        let report = ibdmchk_lmc(&osm.dir, lmc);
+        assert!(report.contains("no credit loops found"), "{name}: ibdmchk: {report}");
+        check_loop_free(&osm.dir, &["--patterns", "100", "--lmc", &lmc.to_string()]);
+    }
 }

@@ -206,17 +206,63 @@ fn pssp_best_effort_routes_with_a_loud_warning() {
     assert!(report.contains("Found credit loop"), "ibdmchk: {report}");
 }
 
-/// The cut bound on a leaf–spine tree, from the fabric alone: a leaf's
-/// hosts send to every host elsewhere over its up-cables (parallel ones
-/// each count), so one of them carries at least ⌈routes / cables⌉.
-pub fn leaf_cut_bound(f: &Fabric) -> u64 {
+/// The cut bound of a switch set, from the fabric alone: its hosts send
+/// to every host elsewhere over the cables leaving it (parallel ones each
+/// count), so one of them carries at least ⌈routes / cables⌉.
+fn cut_bound(f: &Fabric, inside: &[bool]) -> u64 {
     let g = f.graph();
     let total: u64 = g.ids().map(|s| u64::from(g.hosts(s))).sum();
-    g.ids()
-        .filter(|&s| g.hosts(s) > 0)
-        .map(|s| (u64::from(g.hosts(s)) * (total - u64::from(g.hosts(s)))).div_ceil(g.cables(s).len() as u64))
-        .max()
-        .unwrap_or(0)
+    let hosts: u64 = g.ids().filter(|s| inside[s.idx()]).map(|s| u64::from(g.hosts(s))).sum();
+    let cables = g.ids().filter(|s| inside[s.idx()]).flat_map(|s| g.cables(s)).filter(|c| !inside[c.to.idx()]).count();
+    (hosts * (total - hosts)).div_ceil(cables.max(1) as u64)
+}
+
+/// The best cut bound over every leaf and, on a multi-level tree, every
+/// pod (what stays connected below the top level).
+fn tree_cut_bound(f: &Fabric) -> u64 {
+    let g = f.graph();
+    let n = g.switch_count();
+    let leaves: Vec<SwitchId> = g.ids().filter(|&s| g.hosts(s) > 0).collect();
+    let mut bfs = osmroute_core::fabric::Bfs::new(n);
+    bfs.run_from(g, &leaves);
+    let top = g.ids().map(|s| bfs.dist(s)).max().unwrap_or(0);
+    let mut sets: Vec<Vec<bool>> = leaves
+        .iter()
+        .map(|&s| {
+            let mut inside = vec![false; n];
+            inside[s.idx()] = true;
+            inside
+        })
+        .collect();
+    let mut seen = vec![false; n];
+    for start in g.ids().filter(|&s| bfs.dist(s) < top) {
+        if seen[start.idx()] {
+            continue;
+        }
+        let (mut inside, mut stack) = (vec![false; n], vec![start]);
+        seen[start.idx()] = true;
+        while let Some(x) = stack.pop() {
+            inside[x.idx()] = true;
+            for &y in g.neighbours(x) {
+                if bfs.dist(y) < top && !seen[y.idx()] {
+                    seen[y.idx()] = true;
+                    stack.push(y);
+                }
+            }
+        }
+        sets.push(inside);
+    }
+    sets.iter().map(|set| cut_bound(f, set)).max().unwrap_or(0)
+}
+
+/// Routes per inter-switch channel of the read-back tables, and whether
+/// every cable of every bundle of parallel cables carries some.
+fn every_parallel_cable_used(f: &Fabric, r: &osmroute_core::Routing) -> bool {
+    let report = osmroute_core::analysis::report::analyze(f, r);
+    let g = f.graph();
+    g.ids().all(|s| {
+        g.bundles(s).iter().filter(|b| b.len() > 1).flatten().all(|&p| report.channel_load.get(&(s, p)).is_some_and(|&l| l > 0))
+    })
 }
 
 /// A leaf–spine with 2 cables per leaf–spine pair: the tables OpenSM
@@ -226,5 +272,41 @@ fn pssp_on_a_leaf_spine_with_parallel_cables_reaches_the_cut_bound() {
     let net = generate(&["pgft", "--down", "8,6", "--up", "1,4", "--parallel", "1,2"]);
     let (_sim, _osm, fabric, read) = check_pssp("psspls2", &net, 0);
     let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
-    assert_eq!(efi, leaf_cut_bound(&fabric));
+    assert_eq!(efi, tree_cut_bound(&fabric));
+}
+
+/// A 3-level PGFT with two cables between each leaf and middle switch:
+/// the pods' cables are the bottleneck, and the tables reach their cut
+/// bound.
+#[test]
+fn pssp_on_a_three_level_pgft_reaches_the_pod_cut_bound() {
+    let net = generate(&["pgft", "--down", "8,4,4", "--up", "1,4,4", "--parallel", "1,2,1"]);
+    let (_sim, _osm, fabric, read) = check_pssp("psspp3", &net, 0);
+    let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
+    assert_eq!(efi, tree_cut_bound(&fabric));
+}
+
+/// A Dragonfly and a Slim Fly with every cable doubled, against the same
+/// fabrics with single cables, all routed by the plugin in OpenSM:
+/// minimal and deadlock-free (ibdmchk), every parallel cable carries
+/// routes, the EFI drops and the EBB does not.
+#[test]
+fn pssp_on_a_dragonfly_and_a_slim_fly_with_doubled_cables() {
+    for (name, family) in [
+        ("psspdf", &["dragonfly", "--a", "4", "--h", "2", "--p", "2"][..]),
+        ("psspsf", &["slimfly", "--q", "5", "--p", "2"][..]),
+    ] {
+        let quality = |name: &str, family: &[&str]| {
+            let net = generate(family);
+            let (_sim, _osm, fabric, read) = check_pssp(name, &net, 0);
+            let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
+            let ebb = osmroute_core::analysis::ebb::effective_bisection(&fabric, &read, 300, 1);
+            (efi, ebb, every_parallel_cable_used(&fabric, &read))
+        };
+        let (efi1, ebb1, _) = quality(&format!("{name}1"), family);
+        let (efi2, ebb2, all_used) = quality(&format!("{name}2"), &[family, &["--parallel-cables", "2"]].concat());
+        assert!(all_used, "{name}: a parallel cable carries nothing");
+        assert!(efi2 < efi1, "{name}: EFI {efi2} with doubled cables, {efi1} with single ones");
+        assert!(ebb2 >= ebb1, "{name}: EBB {ebb2} with doubled cables, {ebb1} with single ones");
+    }
 }

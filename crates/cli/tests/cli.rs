@@ -214,3 +214,34 @@ fn many_distinct_sl2vl_tables_and_missing_sl_files() {
     assert!(report.contains("assum"), "the report names its assumptions: {report}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `gen pgft` and `--parallel-cables`: a leaf-spine with 2 cables per pair
+/// (4 leaves of 4 hosts, 2 spines), routed by pssp, reaches the optimal
+/// edge forwarding index: a leaf's 4 hosts send to 12 others over its 4
+/// up-cables, 12 routes each. A bad PGFT says what is wrong.
+#[test]
+fn gen_pgft_and_parallel_cables() {
+    let dir = scratch("pgft");
+    let net = dir.join("ls.net");
+    let out = osmroute(&["gen", "pgft", "--down", "4,4", "--up", "1,2", "--parallel", "1,2", "--shuffle-ports", "-o", net.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("6 switches, 16 hosts, 32 cables"), "{stderr}");
+    let routed = dir.join("routed");
+    let out = osmroute(&["route", "--engine", "pssp", "--fabric", net.to_str().unwrap(), "-o", routed.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = osmroute(&["check", routed.to_str().unwrap(), "--patterns", "50"]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("edge forwarding index 12,"), "{report}");
+
+    // Every cable doubled: a Slim Fly keeps its switches and hosts.
+    let out = osmroute(&["gen", "slimfly", "--q", "5", "--p", "1", "--parallel-cables", "2"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("50 switches, 50 hosts, 400 cables"));
+
+    let out = osmroute(&["gen", "pgft", "--down", "4,4", "--up", "2,2"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("first up"), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,22 +6,29 @@
 //! switch takes, among the cables its caller allows, the one whose path on
 //! to the destination carries the least load so far (the paper's weights
 //! "P² + load" on minimal paths). Every cable is its own channel, so a
-//! bundle of parallel cables is several channels, each with its own load.
+//! bundle of parallel cables is several channels, each with its own load:
+//! a bundle costs its load per cable, and a tree takes its least loaded
+//! cable.
 //! Once the tree is fixed, each channel's load grows by the hosts whose
 //! route to the LID crosses it.
 //!
-//! Ties are broken the same way at every switch of a tree: towards the
-//! next switch that comes first in a rotation of the switch ids by the
-//! tree's turn, then the lower port of a bundle. Breaking them by port
-//! position instead (each switch's own cable order) let the leaves of a
-//! leaf–spine tree each pick a different spine for one destination; those
-//! spines' down-links then carried unequal shares, and the next trees
-//! could not even it out (EFI 450 instead of 270 on 16 leaves × 18 hosts,
-//! 9 spines, 2 cables each, with the ports shuffled). With one rotation
-//! for the whole tree, all leaves whose loads tie pick the same spine,
-//! its down-link takes one destination's whole traffic, and the next
-//! destination goes to the next spine: the per-destination spread
-//! fat-tree routing makes, and the optimal edge forwarding index.
+//! Ties are broken the same way at every switch of a tree, so that the
+//! sources of one destination converge on one way down to it: first by
+//! the path's first switch after the destination's, then its second (the
+//! "anchors"), then the next switch itself, each ranked in a rotation of
+//! the switch ids by the tree's turn; then the lower port of a bundle.
+//! Breaking ties by port position instead (each switch's own cable order)
+//! let the leaves of a leaf–spine tree each pick a different spine for
+//! one destination; those spines' down-links then carried unequal shares,
+//! and the next trees could not even it out (EFI 450 instead of 270 on 16
+//! leaves × 18 hosts, 9 spines, 2 cables each, with the ports shuffled).
+//! Ranking only the next switch was enough there but not on three levels,
+//! where the sources in different pods reach the destination's pod
+//! through different middle switches: the anchors make them all prefer
+//! the same middle and top switch (EFI 224 → 192, the optimum, on a
+//! PGFT(3; 8,4,4; 1,4,4; 1,2,1)). With one preference for the whole tree,
+//! a destination's traffic takes one way down, and the next destination
+//! the next way: the per-destination spread fat-tree routing makes.
 
 use crate::fabric::{Cable, PortNum, SwitchGraph, SwitchId};
 use crate::routing::NO_PATH;
@@ -37,11 +44,26 @@ pub struct TreeBalancer<'g> {
     next: Vec<PortNum>,
     next_switch: Vec<SwitchId>,
     acc: Vec<u64>,
+    /// Per switch of the current tree: the tie-break ranks of the first
+    /// and second switch after the destination switch on its path.
+    anchors: Vec<(usize, usize)>,
+    depth: Vec<u32>,
 }
+
+/// Tie-break ranks of a candidate: its path's anchors, the next switch
+/// itself, then the cable's own load (within a bundle).
+type Tie = (usize, usize, usize, u64);
+
+/// A candidate next hop: its cost, tie-break ranks, port and far switch.
+type Candidate = (u64, Tie, PortNum, SwitchId);
 
 /// A cost that outweighs any load: a channel an earlier LID of the same
 /// port already uses is taken only when no other is allowed.
-const REUSE: u64 = 1 << 40;
+const REUSE: u64 = 1 << 50;
+
+/// Fixed-point scale of costs, so that a bundle's load per cable keeps
+/// its fractions.
+const SCALE: u64 = 1024;
 
 impl<'g> TreeBalancer<'g> {
     pub fn new(graph: &'g SwitchGraph) -> Self {
@@ -54,6 +76,8 @@ impl<'g> TreeBalancer<'g> {
             next: vec![NO_PATH; n],
             next_switch: vec![SwitchId::default(); n],
             acc: vec![0; n],
+            anchors: vec![(0, 0); n],
+            depth: vec![0; n],
         }
     }
 
@@ -82,8 +106,10 @@ impl<'g> TreeBalancer<'g> {
         let Some((&t, rest)) = order.split_first() else { return };
         self.cost[t.idx()] = 0;
         self.next[t.idx()] = NO_PATH;
+        self.depth[t.idx()] = 0;
+        self.anchors[t.idx()] = (0, 0);
         for &s in rest {
-            let mut best: Option<(u64, usize, PortNum, SwitchId)> = None;
+            let mut best: Option<Candidate> = None;
             for cable in g.cables(s) {
                 // A far switch left without a path in this tree leads nowhere.
                 if !allowed(s, cable) || (cable.to != t && self.next[cable.to.idx()] == NO_PATH) {
@@ -91,9 +117,15 @@ impl<'g> TreeBalancer<'g> {
                 }
                 let c = g.channel(s, cable.port);
                 let reuse = if self.used_stamp[c] == stamp { REUSE } else { 0 };
-                let key = (self.cost[cable.to.idx()] + reuse + self.load[c], rank(cable.to));
-                // Cables come in port order: the lower port of a bundle
-                // wins a full tie.
+                let (a1, a2) = self.anchors[cable.to.idx()];
+                // A bundle of parallel cables is one way on with several
+                // channels: it costs its load per cable, and of its cables
+                // the least loaded is taken (the lower port on a tie:
+                // cables come in port order).
+                let bundle = g.bundle(s, cable.to);
+                let per_cable =
+                    bundle.iter().map(|&p| self.load[g.channel(s, p)]).sum::<u64>() * SCALE / bundle.len() as u64;
+                let key = (self.cost[cable.to.idx()] + reuse + per_cable, (a1, a2, rank(cable.to), self.load[c]));
                 if best.is_none_or(|(k, r, _, _)| key < (k, r)) {
                     best = Some((key.0, key.1, cable.port, cable.to));
                 }
@@ -101,6 +133,16 @@ impl<'g> TreeBalancer<'g> {
             match best {
                 Some((cost, _, port, to)) => {
                     (self.cost[s.idx()], self.next[s.idx()], self.next_switch[s.idx()]) = (cost, port, to);
+                    // Anchors: the path's first two switches after the
+                    // destination's, as tie-break ranks.
+                    let depth = self.depth[to.idx()] + 1;
+                    self.depth[s.idx()] = depth;
+                    let (a1, a2) = self.anchors[to.idx()];
+                    self.anchors[s.idx()] = match depth {
+                        1 => (rank(s), rank(s)),
+                        2 => (a1, rank(s)),
+                        _ => (a1, a2),
+                    };
                 }
                 None => self.next[s.idx()] = NO_PATH,
             }

@@ -86,7 +86,8 @@ pub const INFO: EngineInfo = EngineInfo {
 /// end at different switches and load spreads over the global channels.
 /// In indirect networks (fat trees: switches without hosts) the ports of
 /// one leaf go consecutively, so that their trees fan out over the upper
-/// switches, as fat-tree routing does. Either way the order does not hinge
+/// switches, as fat-tree routing does, and the leaves of one subtree one
+/// after another (`leaves_by_subtree`). Either way the order does not hinge
 /// on how the SM numbered the LIDs. (Measured with `.ci/bench-pssp`: each
 /// order is clearly better on its own kind of network.)
 pub(crate) fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<Lid>)> {
@@ -110,13 +111,47 @@ pub(crate) fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<Lid>
     if direct {
         ports.sort_by_key(|&(rank, sw, _, _)| (rank, sw));
     } else {
-        ports.sort_by_key(|&(rank, sw, _, _)| (rank == usize::MAX, sw, rank));
+        let place = leaves_by_subtree(fabric.graph());
+        ports.sort_by_key(|&(rank, sw, _, _)| (rank == usize::MAX, place[sw.idx()], rank));
     }
     let mut ports: Vec<(PortRef, Vec<Lid>)> = ports.into_iter().map(|(_, _, at, lids)| (at, lids)).collect();
     if seed != 0 {
         Rng::new(seed).shuffle(&mut ports);
     }
     ports
+}
+
+/// A place for every switch in the routing order of an indirect network:
+/// switches with hosts in a chain where each is the nearest (then lowest
+/// id) to the one before, so the leaves of one subtree (a pod of a
+/// multi-level tree) come one after another, whatever the switch ids;
+/// switches without hosts after them. Routing a pod's destinations
+/// together keeps the other pods' up-links evenly loaded while they all
+/// send to it, as fat-tree routing's order does; interleaving pods (the
+/// GUID order of some fabrics) gave an edge forwarding index of 256
+/// instead of the optimal 192 on a 3-level PGFT.
+fn leaves_by_subtree(graph: &crate::fabric::SwitchGraph) -> Vec<usize> {
+    let n = graph.switch_count();
+    let mut place = vec![usize::MAX; n];
+    let mut bfs = Bfs::new(n);
+    let leaves = graph.ids().filter(|&s| graph.hosts(s) > 0).count();
+    let mut current = graph.ids().find(|&s| graph.hosts(s) > 0);
+    for k in 0..leaves {
+        let Some(at) = current else { break };
+        place[at.idx()] = k;
+        bfs.run(graph, at);
+        // Breadth-first order is by distance, then discovery; the lowest
+        // id among the nearest unplaced leaves keeps it id-independent.
+        let unplaced = |s: &SwitchId| graph.hosts(*s) > 0 && place[s.idx()] == usize::MAX;
+        let nearest = bfs.order().iter().filter(|s| unplaced(s)).map(|&s| bfs.dist(s)).min();
+        current = nearest
+            .and_then(|d| bfs.order().iter().copied().filter(|s| unplaced(s) && bfs.dist(*s) == d).min())
+            .or_else(|| graph.ids().find(unplaced));
+    }
+    for (k, s) in graph.ids().filter(|&s| graph.hosts(s) == 0).enumerate() {
+        place[s.idx()] = leaves + k;
+    }
+    place
 }
 
 /// Balanced minimal tables: what the P-SSSP pass computed.

@@ -19,8 +19,7 @@
 //! far, plus the paths already inserted into the layer being built.
 
 use crate::engines::balance::TreeBalancer;
-use crate::fabric::Lid;
-use crate::fabric::{Cable, Fabric, SwitchGraph, SwitchId};
+use crate::fabric::{Cable, Fabric, Lid, SwitchGraph, SwitchId};
 use crate::rng::Rng;
 use crate::routing::{Lft, Routing, NO_PATH};
 
@@ -70,9 +69,7 @@ impl Weights {
     fn add(&mut self, g: &SwitchGraph, x: usize, y: usize, routes: u64) {
         self.w[x][slot(g, x, y)] += routes;
     }
-}
 
-impl Weights {
     /// Routes per link, summed over the parallel cables of each bundle.
     fn from_load(g: &SwitchGraph, load: &[u64]) -> Self {
         let w = g
