@@ -22,29 +22,25 @@
 mod harness;
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use harness::readback::{ibdmchk, ibdmchk_lmc_with, read_back_of, with_enhanced_port0};
+use harness::live::{node_named, same_tables, wait_for_settled_pass, Outage};
 use harness::{check_loop_free, OpenSm, Sim};
 use osmroute_core::dumps::bundle::OUR_FILES;
 use osmroute_core::dumps::lfts;
 use osmroute_core::engines::ENGINES;
-use osmroute_core::fabric::{NodeId, PortRef};
-use osmroute_core::gen::degrade;
 use osmroute_core::io::netfile;
 use osmroute_core::routing::Routing;
-use osmroute_core::{Fabric, FabricBuilder};
+use osmroute_core::Fabric;
 
 const ROUTED: &str = "tables configured on all switches";
 const UP: &str = "SUBNET UP";
-const SETTLE: Duration = Duration::from_secs(5);
-const PASS_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// One long-running OpenSM on a live simulation.
 struct Soak {
     sim: Sim,
     osm: OpenSm,
-    net: String,
     lmc: u8,
     /// The osmroute.conf OSMROUTE_CONFIG names.
     config: PathBuf,
@@ -54,9 +50,8 @@ struct Soak {
     /// When the previous pass had settled (file-system clock): files of a
     /// new pass are not older.
     settled_at: SystemTime,
-    /// Cables unlinked (one end: node, port) and switches unlinked whole.
-    cut: Vec<(String, u8)>,
-    dead: Vec<String>,
+    /// What the console has taken down.
+    outage: Outage,
     /// VmRSS after each verified pass, in kB.
     resident_kb: Vec<u64>,
     /// Where the compared cycles start in `resident_kb` (`start_cycles`).
@@ -76,41 +71,20 @@ impl Soak {
         Soak {
             sim,
             osm,
-            net,
+            outage: Outage::new(net),
             lmc,
             config,
             passes: 0,
             log_lines_seen: 0,
             settled_at: SystemTime::UNIX_EPOCH,
-            cut: Vec::new(),
-            dead: Vec::new(),
             resident_kb: Vec::new(),
             cycles_from: 1,
         }
     }
 
-    /// Sends ibsim console commands (`unlink`/`relink` of `"NODE"[PORT]`
-    /// or `"NODE"`) and remembers what is down.
+    /// Sends ibsim console commands and remembers what is down.
     fn console(&mut self, commands: &[String]) {
-        for command in commands {
-            self.sim.console(command);
-            let (verb, target) = command.split_once(' ').expect("VERB TARGET");
-            let (node, port) = match target.split_once('[') {
-                Some((node, port)) => (node, Some(port.trim_end_matches(']').parse::<u8>().expect("port number"))),
-                None => (target, None),
-            };
-            let node = node.trim_matches('"').to_string();
-            match (verb, port) {
-                ("unlink", Some(p)) => self.cut.push((node, p)),
-                ("relink", Some(p)) => {
-                    let far = self.peer(&node, p);
-                    self.cut.retain(|c| *c != (node.clone(), p) && *c != far)
-                }
-                ("unlink", None) => self.dead.push(node),
-                ("relink", None) => self.dead.retain(|d| *d != node),
-                _ => panic!("unexpected console command {command}"),
-            }
-        }
+        self.outage.apply(&mut self.sim, commands);
     }
 
     /// A new osmroute.conf, then SIGHUP (OpenSM re-reads its configuration
@@ -121,45 +95,9 @@ impl Soak {
     }
 
     /// Waits for a routing pass after the last one seen and for OpenSM to
-    /// settle (every pass ended in SUBNET UP, none new for `SETTLE`).
+    /// settle.
     fn wait_for_pass(&mut self, after: &str) {
-        let start = Instant::now();
-        let count = |text: &str| self.osm.log().matches(text).count();
-        let mut last = (count(ROUTED), Instant::now());
-        loop {
-            std::thread::sleep(Duration::from_millis(250));
-            let now = count(ROUTED);
-            if now != last.0 {
-                last = (now, Instant::now());
-            }
-            if last.0 > self.passes && count(UP) >= last.0 && last.1.elapsed() > SETTLE {
-                break;
-            }
-            if start.elapsed() > PASS_TIMEOUT {
-                let log = self.osm.log();
-                let tail: Vec<&str> = log.lines().rev().take(40).collect();
-                panic!("no routing pass after {after}; last log lines:\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
-            }
-        }
-        self.passes = last.0;
-    }
-
-    /// The fabric as it now is: the net file without what is unlinked.
-    fn current_fabric(&self) -> FabricBuilder {
-        let mut b = netfile::read(&self.net).expect("our own net file parses");
-        for (name, port) in &self.cut {
-            let at = PortRef::new(node_named(&b, name), *port);
-            b.disconnect(at);
-        }
-        let dead: Vec<NodeId> = self.dead.iter().map(|name| node_named(&b, name)).collect();
-        degrade::without_switches(&b, &dead).expect("a consistent fabric")
-    }
-
-    /// The far end of the cable at `name`'s `port` in the net file.
-    fn peer(&self, name: &str, port: u8) -> (String, u8) {
-        let b = netfile::read(&self.net).expect("our own net file parses");
-        let far = b.node(node_named(&b, name)).links().find(|&(p, _)| p == port).expect("a cabled port").1;
-        (b.node(far.node).desc.clone(), far.port.raw())
+        self.passes = wait_for_settled_pass(&self.osm, self.passes, after);
     }
 
     /// Waits for the pass `after` caused and checks it (module comment).
@@ -200,7 +138,7 @@ impl Soak {
         }
 
         // The switches hold what OpenSM dumped, and it is sound.
-        let (fabric, read) = read_back_of(&self.sim, self.current_fabric());
+        let (fabric, read) = read_back_of(&self.sim, self.outage.current_fabric());
         let dumped = lfts::read(&self.osm.file("opensm-lfts.dump")).expect("OpenSM's LFT dump parses");
         let dumped = lfts::to_lfts(&fabric, &dumped).expect("a table per switch");
         for s in fabric.switch_ids() {
@@ -256,14 +194,6 @@ impl Soak {
     }
 }
 
-fn node_named(b: &FabricBuilder, name: &str) -> NodeId {
-    NodeId::range(b.node_count()).find(|&i| b.node(i).desc == name).unwrap_or_else(|| panic!("no node {name}"))
-}
-
-fn same_tables(fabric: &Fabric, a: &Routing, b: &Routing) -> bool {
-    fabric.switch_ids().all(|s| fabric.lids().all(|(lid, _)| a.lfts[s].get(lid) == b.lfts[s].get(lid)))
-}
-
 /// The first switch-to-switch cable of `switch` in `net`, as a console
 /// target `"NAME"[PORT]`.
 fn switch_cable(net: &str, switch: &str) -> String {
@@ -297,7 +227,7 @@ fn dragonfly_with_dla_through_faults_config_edits_and_a_decline() {
 
     // Port p + a + 0 is a switch's first global cable (hosts, then locals).
     let global = "\"df-g1-s0\"[6]".to_string();
-    assert_eq!(soak.peer("df-g1-s0", 6).0.split('-').nth(1).map(|g| g != "g1"), Some(true), "port 6 is a global cable");
+    assert_eq!(soak.outage.peer("df-g1-s0", 6).0.split('-').nth(1).map(|g| g != "g1"), Some(true), "port 6 is a global cable");
     soak.console(&[format!("unlink {global}")]);
     soak.verify("a global cable failed", "dla", &[]);
     soak.console(&["unlink \"df-g5-s2\"".to_string()]);

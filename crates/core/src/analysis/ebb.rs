@@ -21,26 +21,15 @@ use crate::routing::Routing;
 /// Λ as a fraction of full bisection bandwidth, over `patterns` random
 /// bisections drawn from `seed`. 1.0 for fewer than two endpoints.
 pub fn effective_bisection(fabric: &Fabric, routing: &Routing, patterns: usize, seed: u64) -> f64 {
-    effective_bisection_with(fabric, routing, patterns, seed, &|_, base| base)
+    effective_bisection_with_progress(fabric, routing, patterns, seed, &|_, base| base, &|_, _| {})
 }
 
 /// `effective_bisection` with the destination LID each stream uses chosen
 /// by `dlid(source base LID, destination base LID)` (e.g. an engine's path
-/// selection) instead of the destination's base LID.
-pub fn effective_bisection_with(
-    fabric: &Fabric,
-    routing: &Routing,
-    patterns: usize,
-    seed: u64,
-    dlid: &(dyn Fn(Lid, Lid) -> Lid + Sync),
-) -> f64 {
-    effective_bisection_with_progress(fabric, routing, patterns, seed, dlid, &|_, _| {})
-}
-
-/// `effective_bisection_with` on all cores, calling `progress(done, total)`
-/// as patterns are evaluated. The patterns are drawn in order on one
-/// thread and the results summed in that order, so the value does not
-/// depend on the number of threads.
+/// selection) instead of the destination's base LID, calling
+/// `progress(done, total)` as patterns are evaluated. Runs on all cores;
+/// the patterns are drawn in order on one thread and the results summed in
+/// that order, so the value does not depend on the number of threads.
 pub fn effective_bisection_with_progress(
     fabric: &Fabric,
     routing: &Routing,
@@ -53,6 +42,7 @@ pub fn effective_bisection_with_progress(
     ebb_on(fabric, routing, patterns, seed, dlid, progress, cores)
 }
 
+/// `effective_bisection_with_progress` on `threads` threads.
 fn ebb_on(
     fabric: &Fabric,
     routing: &Routing,
