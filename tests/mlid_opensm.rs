@@ -178,3 +178,54 @@ fn a_torus_is_declined_and_opensm_falls_back() {
     assert_eq!(declines.len(), 1, "{declines:#?}");
     assert!(declines[0].contains("not a fat tree"), "{}", declines[0]);
 }
+
+/// mlid on a generated tree other than an ideal m-port n-tree: routed by
+/// the plugin under OpenSM at `lmc`, the tables read back from the
+/// switches deliver every host route over up*/down* paths without credit
+/// loops (osmroute check and ibdmchk), within `max_hops` inter-switch
+/// hops, and the plugin's path-selection file is the offline one.
+fn check_general_tree(name: &str, family: &[&str], seed: u64, lmc: u8, max_hops: usize) {
+    let net = with_enhanced_port0(&generate_shuffled(family, seed));
+    let mut sim = Sim::start(name, &net);
+    let lmc_line = format!("lmc {lmc}");
+    let osm = sim.opensm(&["routing_engine mlid", &lmc_line, "lmc_esp0 TRUE"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED), "mlid did not configure the tables: {:#?}", osm.lines_with("osmroute"));
+    osm.assert_no_errors();
+    let (fabric, read) = read_back(&sim, &net);
+    let report = analyze(&fabric, &read);
+    assert!(report.delivered(), "{:?}", report.failures);
+    assert!(report.credit_loop.is_none());
+    assert!(report.max_hops() <= max_hops, "{} hops", report.max_hops());
+    let ibdm = ibdmchk_lmc_with(&osm.dir, lmc, None);
+    assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
+    let lmc_arg = lmc.to_string();
+    check_loop_free(&osm.dir, &["--lmc", &lmc_arg, "--patterns", "100", "--dlid-choice"]);
+    let offline_fabric: Fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
+    let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
+    assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
+}
+
+/// A 3-level PGFT with two cables between each leaf and its parents, a
+/// storage host on a top switch and 5 % of the cables cut (seeded).
+#[test]
+fn pgft_with_parallel_cables_cut_cables_and_a_host_on_top() {
+    let family = ["pgft", "--down", "4,4,3", "--up", "1,2,2", "--parallel", "1,2,1", "--top-hosts", "1", "--drop-links", "0.05"];
+    check_general_tree("mlidpgft", &family, 5, 3, 4);
+}
+
+/// A leaf–spine with three cables per pair, two management hosts on
+/// spines.
+#[test]
+fn leaf_spine_with_three_cables_per_pair_and_hosts_on_spines() {
+    let family = ["pgft", "--down", "6,8", "--up", "1,4", "--parallel", "1,3", "--top-hosts", "2"];
+    check_general_tree("mlidls", &family, 2, 4, 2);
+}
+
+/// The 4-port 3-tree with a middle switch missing (seeded), and the
+/// 8-port 3-tree with 5 % of its cables cut: routed around.
+#[test]
+fn m_port_n_trees_with_a_missing_switch_or_cut_cables() {
+    check_general_tree("mlidnosw", &["fattree", "--m", "4", "--n", "3", "--drop-switches", "0.05"], 3, 2, 4);
+    check_general_tree("mlidcut", &["fattree", "--m", "8", "--n", "3", "--drop-links", "0.05"], 3, 4, 6);
+}
