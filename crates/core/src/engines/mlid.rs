@@ -77,7 +77,7 @@ impl LmcPlan {
     /// every multi-LID range to 2^LMC, so a switch's single LID between two
     /// hosts' ranges can cost up to 2^LMC LIDs: counted as that, to be safe.
     pub fn new(tree: &GenFatTree, switches: usize, max_lid: u16) -> Self {
-        let needed = (tree.paths().next_power_of_two().trailing_zeros() as u8).min(7);
+        let needed = (tree.paths().min(1 << 7).next_power_of_two().trailing_zeros() as u8).min(7);
         let ports = tree.hosts() + switches;
         let fits = |lmc: u8| ports << lmc <= max_lid as usize;
         let target = (0..=needed).rev().find(|&l| fits(l)).unwrap_or(0);
@@ -301,26 +301,35 @@ impl UpDownDistances {
             if g.hosts(s) > 0 && !to_switch {
                 return NO_PATH;
             }
-            let d = g.dist(s, t);
-            let cands: Vec<&Cable> = g.cables(s).iter().filter(|c| g.dist(c.to, t) + 1 == d).collect();
+            let d = u32::from(g.dist(s, t));
             let digit = choice.get(h).copied().unwrap_or(0);
-            return cands.get(digit % cands.len().max(1)).map_or(NO_PATH, |c| c.port);
+            return pick(g.cables(s).iter().filter(|c| u32::from(g.dist(c.to, t)) + 1 == d), digit);
         }
         if down == best {
             // Parallel cables down are spread by the rank the up digit
             // below gave (the cable within a bundle), other choices by
             // the whole digit.
-            let cands: Vec<&Cable> = tree.down[s.idx()].iter().filter(|c| self.down[c.to.idx()] + 1 == down).collect();
+            let cands = || tree.down[s.idx()].iter().filter(|c| self.down[c.to.idx()] + 1 == down);
             let digit = choice.get(h.wrapping_sub(1)).copied().unwrap_or(0);
-            let one_child = cands.windows(2).all(|w| w[0].to == w[1].to);
-            let pick = if one_child { digit / tree.parents.get(h - 1).copied().unwrap_or(1).max(1) } else { digit };
-            cands.get(pick % cands.len().max(1)).map_or(NO_PATH, |c| c.port)
+            let first = cands().next().map(|c| c.to);
+            let one_child = cands().all(|c| Some(c.to) == first);
+            let digit = if one_child { digit / tree.parents.get(h.wrapping_sub(1)).copied().unwrap_or(1).max(1) } else { digit };
+            pick(cands(), digit)
         } else {
-            let cands: Vec<&Cable> = tree.up[s.idx()].iter().filter(|c| self.best[c.to.idx()] + 1 == best).collect();
+            let cands = tree.up[s.idx()].iter().filter(|c| self.best[c.to.idx()] + 1 == best);
             let digit = choice.get(h).copied().unwrap_or(0);
-            cands.get(digit % cands.len().max(1)).map_or(NO_PATH, |c| c.port)
+            pick(cands, digit)
         }
     }
+}
+
+/// The port of candidate `digit` (modulo their number), in their order.
+fn pick<'a>(cands: impl Iterator<Item = &'a Cable> + Clone, digit: usize) -> PortNum {
+    let n = cands.clone().count();
+    if n == 0 {
+        return NO_PATH;
+    }
+    cands.clone().nth(digit % n).map_or(NO_PATH, |c| c.port)
 }
 
 /// The DLID a source host should use for each destination host (§4.2):
