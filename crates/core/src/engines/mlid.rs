@@ -17,7 +17,7 @@
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
-use crate::fabric::{Cable, Fabric, Lid, PortNum, PortRef, SwitchId};
+use crate::fabric::{Fabric, Lid, PortNum, PortRef, SwitchId};
 use crate::routing::{DlidChoice, PathSl, Routing, NO_PATH};
 use crate::topology::gft::{recognize, GenFatTree};
 
@@ -179,11 +179,15 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
     // path, once per destination port.
     let mut cut_off: Vec<(SwitchId, SwitchId)> = Vec::new();
     let mut dist = UpDownDistances::new(graph.switch_count());
+    let mut plans = vec![Plan::default(); graph.switch_count()];
     for t in graph.ids() {
         if at_switch[t.idx()].is_empty() {
             continue;
         }
         dist.compute(tree, t);
+        for s in graph.ids() {
+            dist.plan(fabric, tree, (s, t), &mut plans[s.idx()]);
+        }
         for d in &at_switch[t.idx()] {
             routed += 1;
             let base_digits = tree.digits(d.index);
@@ -191,7 +195,7 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
                 let choice = lid_digits(tree, &base_digits, o);
                 let to_switch = d.deliver.is_management();
                 for s in graph.ids() {
-                    let out = if s == t { d.deliver } else { dist.next_port(fabric, tree, (s, t), to_switch, &choice) };
+                    let out = if s == t { d.deliver } else { plans[s.idx()].port(&choice, to_switch) };
                     if o == 0 && out == NO_PATH && graph.hosts(s) > 0 {
                         cut_off.push((s, t));
                     }
@@ -285,51 +289,54 @@ impl UpDownDistances {
         }
     }
 
-    /// The out-port at `s` for a LID whose up digits are `choice`.
-    fn next_port(
-        &self,
-        fabric: &Fabric,
-        tree: &GenFatTree,
-        (s, t): (SwitchId, SwitchId),
-        to_switch: bool,
-        choice: &[usize],
-    ) -> PortNum {
+    /// How `s` forwards towards switch `t`, whatever the LID: the LID's
+    /// up digits only pick among the candidates.
+    fn plan(&self, fabric: &Fabric, tree: &GenFatTree, (s, t): (SwitchId, SwitchId), plan: &mut Plan) {
         let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
         let h = tree.height[s.idx()];
+        plan.ports.clear();
+        (plan.digit_at, plan.divisor, plan.only_switch_lids) = (h, 1, false);
         if best >= FAR {
             let g = fabric.graph();
-            if g.hosts(s) > 0 && !to_switch {
-                return NO_PATH;
-            }
+            plan.only_switch_lids = g.hosts(s) > 0;
             let d = u32::from(g.dist(s, t));
-            let digit = choice.get(h).copied().unwrap_or(0);
-            return pick(g.cables(s).iter().filter(|c| u32::from(g.dist(c.to, t)) + 1 == d), digit);
-        }
-        if down == best {
+            plan.ports.extend(g.cables(s).iter().filter(|c| u32::from(g.dist(c.to, t)) + 1 == d).map(|c| c.port));
+        } else if down == best {
             // Parallel cables down are spread by the rank the up digit
             // below gave (the cable within a bundle), other choices by
             // the whole digit.
             let cands = || tree.down[s.idx()].iter().filter(|c| self.down[c.to.idx()] + 1 == down);
-            let digit = choice.get(h.wrapping_sub(1)).copied().unwrap_or(0);
             let first = cands().next().map(|c| c.to);
-            let one_child = cands().all(|c| Some(c.to) == first);
-            let digit = if one_child { digit / tree.parents.get(h.wrapping_sub(1)).copied().unwrap_or(1).max(1) } else { digit };
-            pick(cands(), digit)
+            plan.digit_at = h.wrapping_sub(1);
+            if cands().all(|c| Some(c.to) == first) {
+                plan.divisor = tree.parents.get(h.wrapping_sub(1)).copied().unwrap_or(1).max(1);
+            }
+            plan.ports.extend(cands().map(|c| c.port));
         } else {
-            let cands = tree.up[s.idx()].iter().filter(|c| self.best[c.to.idx()] + 1 == best);
-            let digit = choice.get(h).copied().unwrap_or(0);
-            pick(cands, digit)
+            plan.ports.extend(tree.up[s.idx()].iter().filter(|c| self.best[c.to.idx()] + 1 == best).map(|c| c.port));
         }
     }
 }
 
-/// The port of candidate `digit` (modulo their number), in their order.
-fn pick<'a>(cands: impl Iterator<Item = &'a Cable> + Clone, digit: usize) -> PortNum {
-    let n = cands.clone().count();
-    if n == 0 {
-        return NO_PATH;
+/// A switch's way towards one destination switch (see `plan`).
+#[derive(Clone, Debug, Default)]
+struct Plan {
+    ports: Vec<PortNum>,
+    /// The height whose up digit picks the port, and what divides it first.
+    digit_at: usize,
+    divisor: usize,
+    /// No up*/down* path: only switch LIDs take a shortest path.
+    only_switch_lids: bool,
+}
+
+impl Plan {
+    fn port(&self, choice: &[usize], to_switch: bool) -> PortNum {
+        if self.ports.is_empty() || (self.only_switch_lids && !to_switch) {
+            return NO_PATH;
+        }
+        let digit = choice.get(self.digit_at).copied().unwrap_or(0) / self.divisor.max(1);
+        self.ports[digit % self.ports.len()]
     }
-    cands.clone().nth(digit % n).map_or(NO_PATH, |c| c.port)
 }
 
 /// The DLID a source host should use for each destination host (§4.2):
@@ -353,11 +360,20 @@ fn choice_of(fabric: &Fabric, tree: &GenFatTree) -> DlidChoice {
     for (i, &(src, slid, _, _)) in hosts.iter().enumerate() {
         for (j, &(dst, dbase, count, _)) in hosts.iter().enumerate() {
             if src.node != dst.node {
+                // With fewer LIDs than up-paths, only the heights whose
+                // digits the offsets cover whole follow the source; the
+                // others keep the destination's (d-mod-k), rather than a
+                // blend that is neither.
+                let mut span = 1usize;
                 let offset: Vec<usize> = digits[i]
                     .iter()
                     .zip(&digits[j])
                     .zip(&tree.radix)
-                    .map(|((&s, &d), &r)| (s + r.max(1) - d) % r.max(1))
+                    .map(|((&s, &d), &r)| {
+                        let r = r.max(1);
+                        span = span.saturating_mul(r);
+                        if span <= count as usize { (s + r - d) % r } else { 0 }
+                    })
                     .collect();
                 let offset = tree.compose(&offset) % count as usize;
                 out.insert(slid, dbase, dbase.offset(offset as u16));
