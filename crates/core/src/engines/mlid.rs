@@ -463,6 +463,12 @@ mod tests {
         let report = analyze(&f, &r);
         assert!(report.delivered() && report.credit_loop.is_none());
         assert_eq!(lmc_to_request(&f).unwrap(), Some(4));
+        // A leaf-spine with 4 spines x 2 cables: 8 up-paths, lmc 3.
+        let ls = gen::pgft::pgft(&gen::pgft::Pgft::leaf_spine(6, 8, 4, 2)).unwrap();
+        let f = with_lids(ls, 1);
+        let report = analyze(&f, &route(&f, &MlidOptions::default()).unwrap());
+        assert!(report.delivered() && report.credit_loop.is_none());
+        assert_eq!(lmc_to_request(&f).unwrap(), Some(3));
     }
 
     #[test]
