@@ -37,8 +37,8 @@ fn digits(name: &str) -> Vec<usize> {
 
 /// The node name the paper's equations send LID `lid` to from switch
 /// ⟨w, l⟩ of an FT(2k, n), for host P(p) whose LIDs start at `base`,
-/// 2^lmc of them.
-fn expected_next((k, n): (usize, usize), (w, l): (&[usize], usize), p: &[usize], base: u16, lid: u16, lmc: u8) -> String {
+/// with its 2^lmc LIDs (the tree's every up-path).
+fn expected_next((k, n): (usize, usize), (w, l): (&[usize], usize), p: &[usize], base: u16, lid: u16) -> String {
     let text = |d: &[usize]| d.iter().map(|x| x.to_string()).collect::<String>();
     if w[..l] == p[..l] {
         // Equation (1): down towards p.
@@ -49,10 +49,15 @@ fn expected_next((k, n): (usize, usize), (w, l): (&[usize], usize), p: &[usize],
         child.insert(l, p[l]);
         return format!("ft-l{}-{}", l + 1, text(&child));
     }
-    // Equation (2) on the paper's ideal LID: lid − 1 = 2^LMC·PID + offset.
+    // Equation (2) on the paper's ideal LID, lid − 1 = 2^LMC·PID + offset,
+    // with the offsets' roles turned so that base LIDs spread d-mod-k:
+    // the offset taken is the LID's offset plus the PID, digit by digit
+    // (base LIDs go up by the PID's digits as ftree's d-mod-k does; a
+    // host's 2^LMC LIDs still take all its up-paths, once each).
     let pid = p.iter().fold(0, |acc, &d| acc * k + d);
-    let ideal = (pid << lmc) + (lid - base) as usize;
-    let j = (ideal / k.pow((n - 1 - l) as u32)) % k;
+    let h = (n - 1 - l) as u32;
+    let digit = |x: usize| (x / k.pow(h)) % k;
+    let j = (digit(pid) + digit((lid - base) as usize)) % k;
     let mut parent = w.to_vec();
     parent.remove(l - 1);
     parent.push(j);
@@ -86,7 +91,7 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
             for s in fabric.switch_ids() {
                 let sw = &fabric.switch_node(s).desc;
                 let l: usize = sw[4..5].parse().unwrap();
-                let want = expected_next((k, n), (&digits(sw), l), &p, port.lid.raw(), lid.raw(), lmc);
+                let want = expected_next((k, n), (&digits(sw), l), &p, port.lid.raw(), lid.raw());
                 assert_eq!(name_of(s, read.lfts[s].get(lid)), want, "{sw}, LID {lid}");
                 checked += 1;
             }
@@ -108,7 +113,10 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
         line.split_whitespace().find_map(|w| w.parse().ok()).unwrap()
     };
     let (base, chosen) = (ebb("effective bisection bandwidth:"), ebb("effective bisection bandwidth with"));
-    assert!(chosen > base, "the path selection should beat base LIDs: {chosen} vs {base}");
+    // Sources' up-paths (the choice) and destinations' (base LIDs,
+    // d-mod-k) spread equally over random bisections; the choice must not
+    // lose more than noise.
+    assert!(chosen >= 0.97 * base, "the path selection lost against base LIDs: {chosen} vs {base}");
 
     // The plugin's path selection is the offline one on OpenSM's LIDs.
     let offline_fabric: Fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
@@ -168,5 +176,56 @@ fn a_torus_is_declined_and_opensm_falls_back() {
     osm.wait_for("minhop tables configured on all switches", TIMEOUT);
     let declines = osm.lines_with("ERR osmroute: mlid declines");
     assert_eq!(declines.len(), 1, "{declines:#?}");
-    assert!(declines[0].contains("not an m-port n-tree"), "{}", declines[0]);
+    assert!(declines[0].contains("not a fat tree"), "{}", declines[0]);
+}
+
+/// mlid on a generated tree other than an ideal m-port n-tree: routed by
+/// the plugin under OpenSM at `lmc`, the tables read back from the
+/// switches deliver every host route over up*/down* paths without credit
+/// loops (osmroute check and ibdmchk), within `max_hops` inter-switch
+/// hops, and the plugin's path-selection file is the offline one.
+fn check_general_tree(name: &str, family: &[&str], seed: u64, lmc: u8, max_hops: usize) {
+    let net = with_enhanced_port0(&generate_shuffled(family, seed));
+    let mut sim = Sim::start(name, &net);
+    let lmc_line = format!("lmc {lmc}");
+    let osm = sim.opensm(&["routing_engine mlid", &lmc_line, "lmc_esp0 TRUE"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED), "mlid did not configure the tables: {:#?}", osm.lines_with("osmroute"));
+    osm.assert_no_errors();
+    let (fabric, read) = read_back(&sim, &net);
+    let report = analyze(&fabric, &read);
+    assert!(report.delivered(), "{:?}", report.failures);
+    assert!(report.credit_loop.is_none());
+    assert!(report.max_hops() <= max_hops, "{} hops", report.max_hops());
+    let ibdm = ibdmchk_lmc_with(&osm.dir, lmc, None);
+    assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
+    let lmc_arg = lmc.to_string();
+    check_loop_free(&osm.dir, &["--lmc", &lmc_arg, "--patterns", "100", "--dlid-choice"]);
+    let offline_fabric: Fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
+    let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
+    assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
+}
+
+/// A 3-level PGFT with two cables between each leaf and its parents, a
+/// storage host on a top switch and 5 % of the cables cut (seeded).
+#[test]
+fn pgft_with_parallel_cables_cut_cables_and_a_host_on_top() {
+    let family = ["pgft", "--down", "4,4,3", "--up", "1,2,2", "--parallel", "1,2,1", "--top-hosts", "1", "--drop-links", "0.05"];
+    check_general_tree("mlidpgft", &family, 5, 3, 4);
+}
+
+/// A leaf–spine with three cables per pair, two management hosts on
+/// spines.
+#[test]
+fn leaf_spine_with_three_cables_per_pair_and_hosts_on_spines() {
+    let family = ["pgft", "--down", "6,8", "--up", "1,4", "--parallel", "1,3", "--top-hosts", "2"];
+    check_general_tree("mlidls", &family, 2, 4, 2);
+}
+
+/// The 4-port 3-tree with a middle switch missing (seeded), and the
+/// 8-port 3-tree with 5 % of its cables cut: routed around.
+#[test]
+fn m_port_n_trees_with_a_missing_switch_or_cut_cables() {
+    check_general_tree("mlidnosw", &["fattree", "--m", "4", "--n", "3", "--drop-switches", "0.05"], 3, 2, 4);
+    check_general_tree("mlidcut", &["fattree", "--m", "8", "--n", "3", "--drop-links", "0.05"], 3, 4, 6);
 }

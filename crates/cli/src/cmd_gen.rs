@@ -107,6 +107,10 @@ enum Family {
         /// Parallel cables to each parent, per level (default all 1).
         #[arg(long, value_delimiter = ',')]
         parallel: Vec<usize>,
+        /// Hosts to add on top switches chosen at random (seeded), as
+        /// management or storage nodes are cabled in real clusters.
+        #[arg(long, default_value_t = 0)]
+        top_hosts: usize,
     },
     /// Random regular topology (Jellyfish-like), seeded.
     Random {
@@ -166,9 +170,9 @@ fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
         Family::Hypercube { dim, width, p } => hyperx::hypercube(dim, width, p),
         Family::Torus(g) => torus::torus(&g.dims, &g.widths(), g.p),
         Family::Fattree { m, n } => fattree::fattree(m, n),
-        Family::Pgft { down, up, parallel } => {
+        Family::Pgft { down, up, parallel, top_hosts } => {
             let parallel = if parallel.is_empty() { vec![1; down.len()] } else { parallel };
-            pgft::pgft(&pgft::Pgft { down, up, parallel })
+            pgft::pgft_with_top_hosts(&pgft::Pgft { down, up, parallel }, top_hosts, seed)
         }
         Family::Random { switches, degree, p } => random_regular::random_regular(switches, degree, p, seed),
     }

@@ -41,11 +41,16 @@ pub fn run(args: Args) -> crate::CmdResult {
     let tree = mlid::tree_of(&fabric)?;
     let (src, slid, _) = host_port(&fabric, &args.from)?;
     let (dst, dbase, count) = host_port(&fabric, &args.to)?;
-    let label = |at: PortRef| tree.host_label[&at.node].iter().map(|d| d.to_string()).collect::<Vec<_>>().join(".");
-    let offset = tree.offset(&tree.host_label[&src.node], &tree.host_label[&dst.node]) % count as usize;
-    let dlid = dbase.offset(offset as u16);
+    // The host's place in the d-mod-k order (its up digits, lowest first).
+    let label = |at: PortRef| match tree.host_index.get(&at) {
+        Some(&i) => format!("host {i}, digits {:?}", tree.digits(i)),
+        None => "not a host of the tree".to_string(),
+    };
+    let choice = mlid::path_selection(&fabric)?;
+    let dlid = choice.get(slid, dbase).unwrap_or(dbase);
+    let offset = dlid.raw() - dbase.raw();
     println!(
-        "{} P({}) LID {slid} -> {} P({}) base LID {dbase}: use DLID {dlid} (offset {offset} of {count})",
+        "{} ({}) LID {slid} -> {} ({}) base LID {dbase}: use DLID {dlid} (offset {offset} of {count})",
         describe(fabric.node(src.node)),
         label(src),
         describe(fabric.node(dst.node)),

@@ -104,8 +104,24 @@ fn label(p: &Pgft, l: usize, mut i: usize) -> (Vec<usize>, Vec<usize>) {
 }
 
 pub fn pgft(p: &Pgft) -> Result<FabricBuilder, String> {
+    pgft_with_top_hosts(p, 0, 0)
+}
+
+/// The PGFT with `top_hosts` more hosts (management nodes, storage) on
+/// top switches chosen at random (seeded): each chosen switch gets one
+/// more port per host, after its down ports.
+pub fn pgft_with_top_hosts(p: &Pgft, top_hosts: usize, seed: u64) -> Result<FabricBuilder, String> {
     p.check()?;
     let h = p.levels();
+    let tops = p.nodes_at(h);
+    let mut extra = vec![0usize; tops];
+    let mut rng = crate::rng::Rng::new(seed);
+    for _ in 0..top_hosts {
+        extra[rng.below(tops)] += 1;
+    }
+    if let Some(most) = extra.iter().max().filter(|&&e| p.ports_at(h) + e > 254) {
+        return Err(format!("a top switch would need {} ports for {most} more hosts, above 254", p.ports_at(h) + most));
+    }
     let mut b = FabricBuilder::new();
     // ids[l][i]: node i of level l; hosts are added last so that switch
     // GUIDs and names come first.
@@ -116,7 +132,8 @@ pub fn pgft(p: &Pgft) -> Result<FabricBuilder, String> {
             let (a, bb) = label(p, l, i);
             let name = format!("pgft-l{l}-{}", text(&a, &bb));
             let guid = SWITCH_GUID_BASE + b.node_count() as u64;
-            level.push(b.add_node(NodeKind::Switch, guid, name, p.ports_at(l) as u8));
+            let more = if l == h { extra.get(i).copied().unwrap_or(0) } else { 0 };
+            level.push(b.add_node(NodeKind::Switch, guid, name, (p.ports_at(l) + more) as u8));
         }
         ids.push(level);
     }
@@ -143,6 +160,16 @@ pub fn pgft(p: &Pgft) -> Result<FabricBuilder, String> {
                         .map_err(|e| e.to_string())?;
                 }
             }
+        }
+    }
+    let mut j = p.nodes_at(0);
+    for (i, &more) in extra.iter().enumerate() {
+        for k in 0..more {
+            let guid = CA_GUID_BASE + 2 * j as u64;
+            let host = b.add_node(NodeKind::Ca, guid, format!("pgft-top{i}-h{k}"), 1);
+            let port = 1 + p.ports_at(h) + k;
+            b.connect(PortRef::new(host, 1), PortRef::new(ids[h][i], port as u8)).map_err(|e| e.to_string())?;
+            j += 1;
         }
     }
     Ok(b)

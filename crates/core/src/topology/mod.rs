@@ -2,6 +2,7 @@
 
 pub mod dragonfly;
 pub mod fattree;
+pub mod gft;
 pub mod grid;
 pub mod isomorphism;
 pub mod mapping;

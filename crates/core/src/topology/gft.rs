@@ -1,0 +1,352 @@
+//! Recognising a generalized fat tree (XGFT/PGFT, real cluster trees) in
+//! the bare graph: switch heights counted from the hosts up, each switch's
+//! up- and down-cables (parallel cables kept one by one), and an order of
+//! the hosts that groups them by subtree, as d-mod-k routing needs.
+//!
+//! Unlike `topology::fattree` (the paper's ideal m-port n-tree, exact
+//! labels) nothing here asks for full levels or equal widths: a cable or a
+//! switch may be missing, levels may differ in radix, a pair of switches
+//! may share any number of cables, and a few hosts (management, storage)
+//! may hang off switches above the leaves. What must hold is what
+//! up*/down* routing needs: every cable joins two adjacent heights.
+//!
+//! Heights: the leaves are the switches with hosts, except that a switch
+//! with hosts cabled to another switch with hosts cannot be a leaf beside
+//! it; of the two, the one whose ports lead less to hosts (a spine with a
+//! management node, against a leaf full of hosts) is lifted out of the
+//! leaves. If both lead to hosts equally the fabric is no tree (a HyperX
+//! with a host on every switch).
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::fabric::{Cable, Fabric, Peer, PortRef, SwitchId};
+
+#[derive(Clone, Debug)]
+pub struct GenFatTree {
+    /// Per switch: its height, 0 for the leaves.
+    pub height: Vec<usize>,
+    /// The highest height.
+    pub top: usize,
+    /// Per switch: cables one height up, in spreading order: the first
+    /// cable of every bundle (parents by switch id, i.e. GUID), then the
+    /// second of every bundle, and so on, so consecutive choices reach
+    /// different parents before they reuse one.
+    pub up: Vec<Vec<Cable>>,
+    /// Per switch: cables one height down, in the same order.
+    pub down: Vec<Vec<Cable>>,
+    /// Per height below the top: the up-cable count most switches there
+    /// have (the radix of the up digit taken at that height).
+    pub radix: Vec<usize>,
+    /// Per height below the top: the number of distinct parents most
+    /// switches there have.
+    pub parents: Vec<usize>,
+    /// Host (CA) ports in d-mod-k order: leaves grouped by subtree, the
+    /// hosts of a leaf together, hosts above the leaves last.
+    pub host_index: HashMap<PortRef, usize>,
+    /// Switches by height, highest first (for top-down passes).
+    pub top_down: Vec<SwitchId>,
+}
+
+impl GenFatTree {
+    /// Up-paths from a leaf to the top of a full tree: the product of the
+    /// radixes (parallel cables count as paths of their own).
+    pub fn paths(&self) -> usize {
+        self.radix.iter().fold(1usize, |acc, &r| acc.saturating_mul(r.max(1)))
+    }
+
+    pub fn hosts(&self) -> usize {
+        self.host_index.len()
+    }
+
+    /// The mixed-radix digits of `x`, lowest height first.
+    pub fn digits(&self, mut x: usize) -> Vec<usize> {
+        self.radix
+            .iter()
+            .map(|&r| {
+                let r = r.max(1);
+                let d = x % r;
+                x /= r;
+                d
+            })
+            .collect()
+    }
+
+    /// The number whose digits are `digits`.
+    pub fn compose(&self, digits: &[usize]) -> usize {
+        digits.iter().zip(&self.radix).rev().fold(0, |acc, (&d, &r)| acc * r.max(1) + d)
+    }
+
+    /// "k cables up to w parents" per height, for the log.
+    pub fn shape(&self) -> String {
+        let widths: Vec<String> =
+            self.radix.iter().zip(&self.parents).map(|(&r, &w)| format!("{r} up to {w}")).collect();
+        format!("{} heights, {}", self.top + 1, if widths.is_empty() { "one switch".into() } else { widths.join(", ") })
+    }
+}
+
+/// What is not a fat tree, in words for the decline.
+pub type NotATree = String;
+
+pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
+    let graph = fabric.graph();
+    let n = graph.switch_count();
+    let name = |s: SwitchId| fabric.describe_switch(s);
+    if n == 0 {
+        return Err("it has no switches".into());
+    }
+    let host_count: Vec<usize> = graph.ids().map(|s| graph.hosts(s) as usize).collect();
+    for s in graph.ids() {
+        if graph.cables(s).iter().any(|c| c.to == s) {
+            return Err(format!("{} has a cable looped back to itself", name(s)));
+        }
+    }
+    // The share of a switch's cabled ports that lead to hosts, as a
+    // fraction (hosts, ports) compared by cross-multiplying.
+    let share = |s: SwitchId| {
+        let h = host_count[s.idx()] as u64;
+        (h, h + graph.cables(s).len() as u64)
+    };
+    let below = |a: (u64, u64), b: (u64, u64)| a.0 * b.1 < b.0 * a.1;
+    let mut leaf: Vec<bool> = host_count.iter().map(|&h| h > 0).collect();
+    let Some(most) = graph.ids().filter(|s| leaf[s.idx()]).map(share).reduce(|a, b| if below(a, b) { b } else { a })
+    else {
+        return Err("no switch has hosts".into());
+    };
+    // A switch cabled to a leaf cannot be a leaf itself: where cables join
+    // switches with hosts, those with fewer hosts per port (spines with a
+    // management or storage node) are lifted out of the leaves one by
+    // one until every cable joins adjacent heights.
+    let mut suspects: Vec<SwitchId> = graph.ids().filter(|&s| leaf[s.idx()] && below(share(s), most)).collect();
+    suspects.sort_by(|&a, &b| (share(a).0 * share(b).1).cmp(&(share(b).0 * share(a).1)).then(a.cmp(&b)));
+    let first = heights_from(fabric, &leaf)?;
+    let first_break = misfit(graph, &first);
+    let fitting = |leaf: &[bool]| heights_from(fabric, leaf).ok().filter(|h| misfit(graph, h).is_none());
+    let mut lifted: Vec<SwitchId> = Vec::new();
+    let mut height = if first_break.is_none() { Some(first.clone()) } else { None };
+    for &s in &suspects {
+        if height.is_some() {
+            break;
+        }
+        leaf[s.idx()] = false;
+        lifted.push(s);
+        height = fitting(&leaf);
+    }
+    let Some(mut height) = height else {
+        let (a, b) = first_break.expect("a misfit when nothing fits");
+        let (ha, hb) = (first[a.idx()], first[b.idx()]);
+        return Err(if ha == 0 && hb == 0 {
+            format!(
+                "{} and {} both have hosts and a cable between them, and neither has fewer hosts per port to be \
+                 the spine above the other",
+                name(a),
+                name(b)
+            )
+        } else if ha == hb {
+            format!(
+                "{} and {} are both at height {ha} and cabled to each other: fat-tree cables join adjacent levels",
+                name(a),
+                name(b)
+            )
+        } else {
+            format!(
+                "{} (height {ha}) is cabled to {} (height {hb}): fat-tree cables join adjacent levels",
+                name(a),
+                name(b)
+            )
+        });
+    };
+    // A switch of the top level with a few hosts would pass for a leaf
+    // (its parents, the level below the top, then lose it as an up-link,
+    // and parts of the tree their only way up). Those with at most half
+    // the host share of the fullest leaf are lifted too, fewest hosts per
+    // port first, as long as every lifted switch's hosts still reach every
+    // leaf up*/down*. Hosts on two lifted switches that no switch lies
+    // above both of have no up*/down* path between them (the engine says
+    // so). A switch lifted above whose hosts then reach not every leaf is
+    // put back where it fits (a leaf short of hosts).
+    let hosty: Vec<SwitchId> = graph.ids().filter(|s| host_count[s.idx()] > 0).collect();
+    let reach_leaves = |h: &[usize], x: SwitchId| {
+        let leaves: Vec<SwitchId> = hosty.iter().copied().filter(|t| h[t.idx()] == 0).collect();
+        reaches_all(graph, h, x, &leaves)
+    };
+    let half = (most.0, most.1 * 2);
+    // All of them at once first (one lifted alone may not reach the
+    // others still taken for leaves), then one by one.
+    let few: Vec<SwitchId> = suspects.iter().copied().filter(|&s| leaf[s.idx()] && !below(half, share(s))).collect();
+    let mut all = leaf.clone();
+    few.iter().for_each(|s| all[s.idx()] = false);
+    let together: Vec<SwitchId> = lifted.iter().chain(&few).copied().collect();
+    if let Some(h) = fitting(&all).filter(|h| together.iter().all(|&x| reach_leaves(h, x))) {
+        (leaf, lifted, height) = (all, together, h);
+    }
+    for &s in &few {
+        if !leaf[s.idx()] {
+            continue;
+        }
+        leaf[s.idx()] = false;
+        lifted.push(s);
+        match fitting(&leaf).filter(|h| lifted.iter().all(|&x| reach_leaves(h, x))) {
+            Some(h) => height = h,
+            None => {
+                leaf[s.idx()] = true;
+                lifted.pop();
+            }
+        }
+    }
+    for i in (0..lifted.len()).rev() {
+        let s = lifted[i];
+        if reach_leaves(&height, s) {
+            continue;
+        }
+        leaf[s.idx()] = true;
+        match fitting(&leaf) {
+            Some(h) => height = h,
+            None => leaf[s.idx()] = false,
+        }
+    }
+    let top = height.iter().copied().max().unwrap_or(0);
+    let mut up = vec![Vec::new(); n];
+    let mut down = vec![Vec::new(); n];
+    for s in graph.ids() {
+        let h = height[s.idx()];
+        up[s.idx()] = spreading_order(graph.cables(s).iter().filter(|c| height[c.to.idx()] == h + 1));
+        down[s.idx()] = spreading_order(graph.cables(s).iter().filter(|c| height[c.to.idx()] + 1 == h));
+    }
+    let most_common = |values: &mut dyn Iterator<Item = usize>| {
+        let mut counts: HashMap<usize, usize> = HashMap::new();
+        for v in values {
+            *counts.entry(v).or_insert(0) += 1;
+        }
+        counts.into_iter().max_by_key(|&(v, c)| (c, v)).map_or(1, |(v, _)| v.max(1))
+    };
+    let height_ref = &height;
+    let at = move |h: usize| graph.ids().filter(move |s| height_ref[s.idx()] == h);
+    let radix: Vec<usize> = (0..top).map(|h| most_common(&mut at(h).map(|s| up[s.idx()].len()))).collect();
+    let parents: Vec<usize> = (0..top)
+        .map(|h| most_common(&mut at(h).map(|s| graph.neighbours(s).iter().filter(|t| height_ref[t.idx()] == h + 1).count())))
+        .collect();
+    let mut top_down: Vec<SwitchId> = graph.ids().collect();
+    top_down.sort_by_key(|s| (std::cmp::Reverse(height[s.idx()]), *s));
+    let host_index = host_order(fabric, &height, &down, &top_down);
+    Ok(GenFatTree { height, top, up, down, radix, parents, host_index, top_down })
+}
+
+/// Whether `from` reaches every switch of `targets` going up, then down.
+fn reaches_all(graph: &crate::fabric::SwitchGraph, height: &[usize], from: SwitchId, targets: &[SwitchId]) -> bool {
+    let n = graph.switch_count();
+    // States: (switch, still going up).
+    let mut seen = vec![[false; 2]; n];
+    let mut queue = VecDeque::from([(from, true)]);
+    seen[from.idx()][1] = true;
+    while let Some((s, up)) = queue.pop_front() {
+        for c in graph.cables(s) {
+            let goes_up = height[c.to.idx()] > height[s.idx()];
+            if goes_up && !up {
+                continue;
+            }
+            if !std::mem::replace(&mut seen[c.to.idx()][goes_up as usize], true) {
+                queue.push_back((c.to, goes_up));
+            }
+        }
+    }
+    targets.iter().all(|t| seen[t.idx()][0] || seen[t.idx()][1])
+}
+
+/// A cable that does not join adjacent heights, if any.
+fn misfit(graph: &crate::fabric::SwitchGraph, height: &[usize]) -> Option<(SwitchId, SwitchId)> {
+    graph.ids().find_map(|s| {
+        graph.cables(s).iter().find(|c| height[s.idx()].abs_diff(height[c.to.idx()]) != 1).map(|c| (s, c.to))
+    })
+}
+
+/// Heights: hops from the nearest leaf. Every switch must be reached.
+fn heights_from(fabric: &Fabric, leaf: &[bool]) -> Result<Vec<usize>, NotATree> {
+    let graph = fabric.graph();
+    let mut height = vec![usize::MAX; graph.switch_count()];
+    let mut queue = VecDeque::new();
+    for s in graph.ids().filter(|s| leaf[s.idx()]) {
+        height[s.idx()] = 0;
+        queue.push_back(s);
+    }
+    while let Some(s) = queue.pop_front() {
+        for &t in graph.neighbours(s) {
+            if height[t.idx()] == usize::MAX {
+                height[t.idx()] = height[s.idx()] + 1;
+                queue.push_back(t);
+            }
+        }
+    }
+    match graph.ids().find(|s| height[s.idx()] == usize::MAX) {
+        Some(s) => Err(format!("{} is not connected to the switches with hosts", fabric.describe_switch(s))),
+        None => Ok(height),
+    }
+}
+
+/// Cables sorted by (rank within their bundle, far switch): one cable to
+/// every neighbour before a second to any.
+fn spreading_order<'a>(cables: impl Iterator<Item = &'a Cable>) -> Vec<Cable> {
+    let mut ranked: Vec<(usize, Cable)> = Vec::new();
+    let mut seen: HashMap<SwitchId, usize> = HashMap::new();
+    for c in cables {
+        let r = seen.entry(c.to).or_insert(0);
+        ranked.push((*r, *c));
+        *r += 1;
+    }
+    ranked.sort_by_key(|(r, c)| (*r, c.to, c.port));
+    ranked.into_iter().map(|(_, c)| c).collect()
+}
+
+/// Hosts in d-mod-k order: leaves in the order a depth-first walk down
+/// from the top switches (by GUID) first meets them, so each subtree's
+/// leaves are consecutive; a leaf's hosts by port GUID; then the hosts of
+/// higher switches, so they do not shift the leaves' digits.
+fn host_order(
+    fabric: &Fabric,
+    height: &[usize],
+    down: &[Vec<Cable>],
+    top_down: &[SwitchId],
+) -> HashMap<PortRef, usize> {
+    let graph = fabric.graph();
+    let mut seen = vec![false; graph.switch_count()];
+    let mut leaves = Vec::new();
+    for &start in top_down {
+        if seen[start.idx()] {
+            continue;
+        }
+        let mut stack = vec![start];
+        while let Some(s) = stack.pop() {
+            if std::mem::replace(&mut seen[s.idx()], true) {
+                continue;
+            }
+            if height[s.idx()] == 0 {
+                leaves.push(s);
+            }
+            let mut children: Vec<SwitchId> = down[s.idx()].iter().map(|c| c.to).collect();
+            children.sort();
+            children.dedup();
+            stack.extend(children.into_iter().rev());
+        }
+    }
+    let above: Vec<SwitchId> = top_down.iter().rev().copied().filter(|s| height[s.idx()] > 0).collect();
+    let mut index = HashMap::new();
+    for s in leaves.into_iter().chain(above) {
+        let mut on: Vec<(u64, PortRef)> = graph
+            .peers(s)
+            .iter()
+            .filter_map(|p| match p {
+                Some(Peer::Ca(ca)) => Some(*ca),
+                _ => None,
+            })
+            .map(|ca| (fabric.port(ca).map_or(0, |p| p.guid), ca))
+            .collect();
+        on.sort();
+        for (_, ca) in on {
+            let next = index.len();
+            index.entry(ca).or_insert(next);
+        }
+    }
+    index
+}
+
+#[cfg(test)]
+mod tests;
