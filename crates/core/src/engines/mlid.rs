@@ -606,13 +606,13 @@ mod tests {
     /// the path selection does not lose against the base LIDs.
     #[test]
     fn base_lids_alone_spread_like_d_mod_k() {
-        use crate::analysis::ebb::{effective_bisection, effective_bisection_with};
+        use crate::analysis::ebb::{effective_bisection, effective_bisection_with_progress};
         let f = tree_fabric(8, 3, 4);
         let r = route(&f, &MlidOptions::default()).unwrap();
         let base = effective_bisection(&f, &r, 300, 1);
         assert!(base >= 0.95 * 0.759, "base-LID EBB {base}");
         let choice = path_selection(&f).unwrap();
-        let chosen = effective_bisection_with(&f, &r, 300, 1, &|s, d| choice.get(s, d).unwrap_or(d));
+        let chosen = effective_bisection_with_progress(&f, &r, 300, 1, &|s, d| choice.get(s, d).unwrap_or(d), &|_, _| {});
         assert!(chosen >= 0.95 * 0.759 && chosen >= base, "EBB with the choice {chosen}, base {base}");
     }
 
