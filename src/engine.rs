@@ -164,6 +164,7 @@ impl EngineContext {
             ms(started),
         );
         self.write_dumps(&published, &options);
+        crate::osm::trim_heap();
         Ok(())
     }
 
