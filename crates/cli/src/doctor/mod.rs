@@ -200,12 +200,13 @@ fn load_fabric(net: &Path, lmc: u8, conf: &OpensmConf) -> Result<Fabric, String>
 /// Routes the fabric offline with the chain's osmroute engines, in order,
 /// as OpenSM would. A decline is a warning where a later engine of ours
 /// routes (the chain-end check judges OpenSM's engines); the fix names the
-/// engines of ours that do route this fabric.
+/// first other engine of ours that does route this fabric, looked for once.
 fn try_our_engines(fabric: &Fabric, conf: &OpensmConf, chain: &[String], settings: &Settings, found: &mut Findings) {
     let routes = |info: &engines::EngineInfo| osmroute_core::pipeline::route(info, settings, fabric);
+    let mut declines = Vec::new();
     for (i, name) in chain.iter().enumerate() {
         let Ok(info) = engines::find(name) else {
-            return;
+            break; // an engine of OpenSM's routes next
         };
         if info.needs_qos && !conf.qos() {
             continue; // the qos finding says why it declines
@@ -213,31 +214,30 @@ fn try_our_engines(fabric: &Fabric, conf: &OpensmConf, chain: &[String], setting
         match routes(info) {
             Ok(outcome) => {
                 found.note(format!("{name} routes this fabric with {} VL(s)", outcome.routing.vls_needed()));
-                return;
+                break;
             }
-            Err(e) => {
-                let next = chain.get(i + 1).map_or("minhop (OpenSM's last resort)".to_string(), |n| n.clone());
-                // Engines made for one topology before those for any.
-                let is_general = |o: &&&engines::EngineInfo| [engines::pssp::NAME, engines::layered::NAME].contains(&o.name);
-                let (general, specific): (Vec<&&engines::EngineInfo>, Vec<_>) =
-                    engines::ENGINES.iter().partition(is_general);
-                let able: Vec<&str> = specific
-                    .into_iter()
-                    .chain(general)
-                    .filter(|o| o.name != name && routes(o).is_ok())
-                    .map(|o| o.name)
-                    .collect();
-                let fix = match able.first() {
-                    Some(better) => format!(
-                        "routing_engine {better},{}   (of osmroute's engines, {} route this fabric)",
-                        chain.iter().filter(|n| n.as_str() != *better).cloned().collect::<Vec<_>>().join(","),
-                        able.join(", ")
-                    ),
-                    None => "what the reason names".to_string(),
-                };
-                found.add(Warning, format!("{}: {e}; OpenSM goes on to {next}", conf.at("routing_engine")), &fix);
-            }
+            Err(e) => declines.push((i, e)),
         }
+    }
+    if declines.is_empty() {
+        return;
+    }
+    // Engines made for one topology before those for any; the ones that
+    // just declined are not tried again.
+    let is_general = |o: &&&engines::EngineInfo| [engines::pssp::NAME, engines::layered::NAME].contains(&o.name);
+    let (general, specific): (Vec<&&engines::EngineInfo>, Vec<_>) = engines::ENGINES.iter().partition(is_general);
+    let declined = |o: &engines::EngineInfo| declines.iter().any(|&(i, _)| chain[i] == o.name);
+    let better = specific.into_iter().chain(general).find(|o| !declined(o) && routes(o).is_ok()).map(|o| o.name);
+    for (i, e) in &declines {
+        let next = chain.get(i + 1).map_or("minhop (OpenSM's last resort)".to_string(), |n| n.clone());
+        let fix = match better {
+            Some(better) => format!(
+                "routing_engine {better},{}   ({better} routes this fabric)",
+                chain.iter().filter(|n| n.as_str() != better).cloned().collect::<Vec<_>>().join(",")
+            ),
+            None => "what the reason names".to_string(),
+        };
+        found.add(Warning, format!("{}: {e}; OpenSM goes on to {next}", conf.at("routing_engine")), &fix);
     }
 }
 
