@@ -1,18 +1,19 @@
 //! `mlid`: the Multiple LID routing of Lin, Chung & Huang ("A Multiple LID
-//! Routing Scheme for Fat-Tree-Based InfiniBand Networks") for m-port
-//! n-trees, recognised from the bare graph (`topology::fattree`).
+//! Routing Scheme for Fat-Tree-Based InfiniBand Networks"), for m-port
+//! n-trees and the generalized fat trees clusters run (parallel cables,
+//! missing cables and switches, hosts above the leaves), recognised from
+//! the bare graph (`topology::gft`).
 //!
 //! Every host has 2^LMC LIDs; LMC = log2((m/2)^(n−1)) gives one LID per
-//! path between the two halves of the tree. A packet for LID `lid` of host
-//! P(p) goes down towards p where the switch lies above p (equation 1) and
-//! otherwise up by the digit of `lid − 1` the switch's level picks
-//! (equation 2). The paper numbers LIDs ideally (BaseLID(P(p)) − 1 =
-//! 2^LMC·PID); OpenSM numbers them its own way, so the equations run on
-//! that ideal number, 2^LMC·PID(P(p)) + (lid − base LID), computed from
-//! the recovered labels. With fewer LIDs than paths this degrades into
-//! d-mod-k on (PID, offset): fewer paths, still spread, still up*/down*.
-//! Sources pick the LID with the path-selection scheme (§4.2): `offset`.
-//! Up*/down* routes have no credit loops: one VL, SL2VL left as it is.
+//! path between the two halves of an m-port n-tree. Every LID travels
+//! up*/down*: down where the switch lies above its host, otherwise up by
+//! the digits `lid_digits` gives that LID — the host's own d-mod-k digits
+//! plus its offset's, so base LIDs alone spread like ftree's while a
+//! host's LIDs still reach every up-path once. In a damaged tree a switch
+//! takes the shortest up*/down* path there is. With fewer LIDs than paths
+//! the offsets cover fewer paths, still spread. Sources pick the LID with
+//! the path selection (§4.2, generalised: `choice_of`). Up*/down* routes
+//! have no credit loops: one VL, SL2VL left as it is.
 
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::engines::{EngineInfo, Outcome};
