@@ -16,6 +16,10 @@ fn main() {
     // OpenSM dlopen()s the plugin by this name; with it as the SONAME,
     // ldconfig files it under that name in the loader's cache.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libosmroute.so");
+    // The plugin's worker threads live as long as OpenSM (core::parallel);
+    // OpenSM dlclose()s event plugins when it exits, and unmapping code
+    // those threads still sit in would crash it on the way out.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
 
     let include_root = env::var("OSMROUTE_OPENSM_INCLUDE").map(PathBuf::from).ok().or_else(|| {
         HEADER_ROOTS.iter().map(PathBuf::from).find(|p| p.join("opensm/osm_opensm.h").exists())

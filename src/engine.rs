@@ -6,6 +6,7 @@
 //! and `sl2vl` only read it, and it is swapped only inside `write`.
 
 use std::ffi::CString;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
@@ -94,17 +95,20 @@ impl EngineContext {
         let mut switches = snapshot.switches;
         let switch_lids: Vec<Lid> = fabric.lids().filter(|(_, o)| fabric.node(o.node).is_switch()).map(|(l, _)| l).collect();
         let compute = Instant::now();
-        let (outcome, reserve_ms) = std::thread::scope(|scope| {
-            // OpenSM allocates its hop-table rows on first use; doing that
-            // beside the routing takes it off the critical path.
-            let reserving = scope.spawn(|| apply::reserve_hop_rows(&mut switches, &switch_lids));
-            let outcome = osmroute_core::pipeline::route(self.registration.info, &settings, &fabric);
-            let waiting = Instant::now();
-            if reserving.join().is_err() {
-                log::warn!("{name}: reserving hop-table rows failed; they will be allocated while writing");
-            }
-            (outcome, ms(waiting))
-        });
+        // OpenSM allocates its hop-table rows on first use; doing that
+        // beside the routing takes it off the critical path.
+        let (reserved, (outcome, routed)) = osmroute_core::parallel::join(
+            || {
+                let done = std::panic::catch_unwind(AssertUnwindSafe(|| apply::reserve_hop_rows(&mut switches, &switch_lids)));
+                (done.is_ok(), Instant::now())
+            },
+            || (osmroute_core::pipeline::route(self.registration.info, &settings, &fabric), Instant::now()),
+        );
+        if !reserved.0 {
+            log::warn!("{name}: reserving hop-table rows failed; they will be allocated while writing");
+        }
+        // The time the routing then waited for the reservation.
+        let reserve_ms = reserved.1.saturating_duration_since(routed).as_secs_f64() * 1e3;
         let compute_ms = ms(compute) - reserve_ms;
         let outcome = outcome?;
         if let Some(lmc) = outcome.lmc_request {
