@@ -74,6 +74,28 @@ fn slim_fly_is_minimal_and_loop_free_on_two_vls() {
     check_loop_free(&osm.dir, &["--patterns", "100", "--max-hops", "2"]);
 }
 
+/// A Slim Fly with doubled cables: the label algebra picks the pair of
+/// cables, and with the LIDs OpenSM deals (a switch's hosts need not have
+/// consecutive LIDs) the LIDs are still spread over both cables of each
+/// pair: the EFI read back is the average load, the optimum.
+#[test]
+fn doubled_slim_fly_spreads_over_both_cables_of_each_pair() {
+    let net = generate(&["slimfly", "--q", "5", "--p", "2", "--parallel-cables", "2"]);
+    let mut sim = Sim::start("sfmin2", &net);
+    let osm = sim.opensm(&["routing_engine sfmin", "qos TRUE"], &[]);
+    osm.wait_for("SUBNET UP", TIMEOUT);
+    assert!(osm.log().contains("sfmin: Slim Fly q = 5: MMS labels recovered"));
+    osm.assert_no_errors();
+    let (fabric, routing) = read_back(&sim, &net);
+    assert_switches_hold_offline_run(&osm, &net, (&fabric, &routing), "sfmin", "");
+    let report = osmroute_core::analysis::report::analyze(&fabric, &routing);
+    assert!(report.delivered() && report.max_hops() <= 2, "{:?}", report.failures);
+    assert_eq!(report.edge_forwarding_index(), harness::average_load_bound(&fabric));
+    let ibdm = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
+    assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
+    check_loop_free(&osm.dir, &["--patterns", "100", "--max-hops", "2"]);
+}
+
 #[test]
 fn a_torus_and_qos_off_fall_back() {
     let torus = generate(&["torus", "--dims", "6,6", "--p", "1"]);

@@ -8,7 +8,10 @@
 //! "P² + load" on minimal paths). Every cable is its own channel, so a
 //! bundle of parallel cables is several channels, each with its own load:
 //! a bundle costs its load per cable, and a tree takes its least loaded
-//! cable.
+//! cable. That cable is provisional: once the tables are written, the
+//! callers deal every bundle's LIDs over its cables again by the routes
+//! each brings (`BundleSpreader`), which a tree cannot know while it is
+//! being built.
 //! Once the tree is fixed, each channel's load grows by the hosts whose
 //! route to the LID crosses it.
 //!
@@ -32,6 +35,9 @@
 
 use crate::fabric::{Cable, PortNum, SwitchGraph, SwitchId};
 use crate::routing::NO_PATH;
+
+mod bundles;
+pub use bundles::BundleSpreader;
 
 /// Channel loads and the scratch space for one tree at a time.
 pub struct TreeBalancer<'g> {

@@ -18,7 +18,7 @@
 
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::deadlock::vl_layers::{self, LayeringOptions};
-use crate::engines::balance::TreeBalancer;
+use crate::engines::balance::{BundleSpreader, TreeBalancer};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Bfs, Cable, Fabric, Lid, PortRef, SwitchId};
@@ -224,8 +224,14 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
     if unreachable > 0 {
         log::warn!("{engine}: the switches are not all connected; {unreachable} (switch, LID) pairs have no route");
     }
-    let edge_forwarding_index = trees.edge_forwarding_index();
     let lid_order: Vec<Lid> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
+    let edge_forwarding_index = if BundleSpreader::has_bundles(graph) {
+        let mut spreader = BundleSpreader::new(graph);
+        spreader.spread(fabric, &mut lfts, &lid_order);
+        spreader.edge_forwarding_index()
+    } else {
+        trees.edge_forwarding_index()
+    };
     MinimalTables { lfts, lid_order, edge_forwarding_index }
 }
 

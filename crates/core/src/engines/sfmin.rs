@@ -33,7 +33,8 @@ use std::collections::HashMap;
 
 use crate::deadlock::hop_vls::{HopVlPlan, PlannedHop};
 use crate::deadlock::vl_layers::why_too_few_vls;
-use crate::engines::pssp::balanced_minimal;
+use crate::engines::balance::BundleSpreader;
+use crate::engines::pssp::{balanced_minimal, destinations};
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchGraph, SwitchId, UNREACHABLE};
 use crate::routing::walk::{Hop, Walk};
@@ -311,6 +312,13 @@ fn label_routes(fabric: &Fabric, labels: &SlimFlyLabels) -> Result<Vec<Lft>, Str
                 lfts[s].set(lid, ports[lid.idx() / via.len() % ports.len()]);
             }
         }
+    }
+    // The algebra picks a bundle per LID; which of its cables each LID
+    // takes is left to the spreading, which evens the cables out
+    // whatever the LIDs' numbers.
+    if BundleSpreader::has_bundles(graph) {
+        let lids: Vec<Lid> = destinations(fabric, 0).into_iter().flat_map(|(_, lids)| lids).collect();
+        BundleSpreader::new(graph).spread(fabric, &mut lfts, &lids);
     }
     Ok(lfts)
 }

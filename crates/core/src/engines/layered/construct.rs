@@ -18,7 +18,7 @@
 //! host-to-host routes crossing it (Fig. 15) over all layers routed so
 //! far, plus the paths already inserted into the layer being built.
 
-use crate::engines::balance::TreeBalancer;
+use crate::engines::balance::{BundleSpreader, TreeBalancer};
 use crate::fabric::{Cable, Fabric, Lid, SwitchGraph, SwitchId};
 use crate::rng::Rng;
 use crate::routing::{Lft, Routing, NO_PATH};
@@ -246,6 +246,9 @@ pub fn build_layers(fabric: &Fabric, count: usize, seed: u64) -> Layers {
     let g = fabric.graph();
     let n = g.switch_count();
     let mut trees = TreeBalancer::new(g);
+    // Trees pick bundles; which cable of a bundle each LID takes is
+    // settled once a layer's chunks are known (`balance::bundles`).
+    let mut spreader = BundleSpreader::has_bundles(g).then(|| BundleSpreader::new(g));
     let mut layers = Layers {
         n,
         fixed: Vec::with_capacity(count),
@@ -284,6 +287,7 @@ pub fn build_layers(fabric: &Fabric, count: usize, seed: u64) -> Layers {
                 }
             }
         }
+        let first_of_layer = layers.lid_order.len();
         for (owner, lids) in &destinations {
             let (Some(&lid), Some(t)) = (lids.get(l), fabric.lid_switch(lids[0])) else { continue };
             let is_ca = !fabric.node(owner.node).is_switch();
@@ -308,9 +312,14 @@ pub fn build_layers(fabric: &Fabric, count: usize, seed: u64) -> Layers {
             }
             layers.lid_order.push(lid);
         }
+        // Layer by layer, so that layer 0 is pssp's routing here too.
+        if let Some(spreader) = &mut spreader {
+            spreader.spread(fabric, &mut layers.lfts, &layers.lid_order[first_of_layer..]);
+        }
         layers.fixed.push(b.next);
     }
-    layers.edge_forwarding_index = trees.edge_forwarding_index();
+    layers.edge_forwarding_index =
+        spreader.map_or_else(|| trees.edge_forwarding_index(), |s| s.edge_forwarding_index());
     layers
 }
 
