@@ -6,7 +6,8 @@
 //! no credit loops by `osmroute check` and ibdmchk; the plugin's
 //! path-selection file is what an offline run says; a low `lmc` routes the
 //! LIDs there are and says which to set; `mlid.raise_lmc` makes OpenSM
-//! reassign the LIDs; other fabrics fall back.
+//! reassign the LIDs; other fabrics fall back; hosts on two top switches
+//! reach each other on VL 1.
 
 mod harness;
 
@@ -228,4 +229,69 @@ fn leaf_spine_with_three_cables_per_pair_and_hosts_on_spines() {
 fn m_port_n_trees_with_a_missing_switch_or_cut_cables() {
     check_general_tree("mlidnosw", &["fattree", "--m", "4", "--n", "3", "--drop-switches", "0.05"], 3, 2, 4);
     check_general_tree("mlidcut", &["fattree", "--m", "8", "--n", "3", "--drop-links", "0.05"], 3, 4, 6);
+}
+
+/// Two storage hosts on two different top switches of a 3-level PGFT
+/// (`gen pgft --top-hosts 2`, seed 3 puts them on two): no up*/down* path
+/// joins them, so with `qos TRUE` mlid routes them down, then up, on SL 1,
+/// which every port maps to VL 1. The tables read back from the switches
+/// deliver every pair and are the offline run's; the switches hold SL 0 →
+/// VL 0, SL 1 → VL 1 on every port pair; the plugin's path SLs are the
+/// offline ones; `osmroute check` and ibdmchk with the plugin's path-SL
+/// and SL2VL files find no credit loop; the path-selection file is the
+/// offline one.
+#[test]
+fn hosts_on_two_top_switches_reach_each_other_on_vl_1() {
+    use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
+    use harness::readback::{sl2vl_rows, write_flat_sl2vl};
+    let family = ["pgft", "--down", "4,4,3", "--up", "1,2,2", "--parallel", "1,2,1", "--top-hosts", "2"];
+    let net = with_enhanced_port0(&generate_shuffled(&family, 3));
+    let mut sim = Sim::start("mlidtopvl", &net);
+    let osm = sim.opensm(&["routing_engine mlid", "lmc 3", "lmc_esp0 TRUE", "qos TRUE"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED), "mlid did not configure the tables: {:#?}", osm.lines_with("osmroute"));
+    osm.assert_no_errors();
+    let vl1 = osm.lines_with("routed down, then up, on SL 1 / VL 1");
+    assert!(vl1.len() == 1 && vl1[0].contains("mlid: 2 host-switch/destination pairs"), "{:#?}", osm.lines_with("mlid"));
+    assert!(osm.lines_with("stay unrouted").is_empty(), "{:#?}", osm.lines_with("stay unrouted"));
+
+    let (fabric, read) = read_back(&sim, &net);
+    let (offline_fabric, offline) = assert_switches_hold_offline_run(&osm, &net, (&fabric, &read), "mlid", "");
+    assert_dumped_path_sls(&osm, &offline_fabric, &offline);
+    let with_vls = osmroute_core::Routing { lfts: read.lfts.clone(), ..offline.clone() };
+    let report = analyze(&fabric, &with_vls);
+    assert!(report.delivered(), "{:?}", report.failures);
+    assert!(report.credit_loop.is_none());
+    assert_eq!((report.sls_used.clone(), report.vls_used.clone()), (vec![0, 1], vec![0, 1]));
+
+    // What the switches hold: SL 0 on VL 0, SL 1 on VL 1, every port pair.
+    let mut checked = 0;
+    for s in fabric.switch_ids() {
+        let node = fabric.switch_node(s);
+        let lid = node.port(0).expect("switch port 0").lid.raw();
+        for out in (1..node.port_slots() as u8).filter(|&p| node.port(p).is_some_and(|p| p.remote.is_some())) {
+            for (inp, vls) in sl2vl_rows(&sim, lid, out) {
+                if inp != out {
+                    assert_eq!((vls[0], vls[1]), (0, 1), "{} in {inp} out {out}: {vls:?}", node.desc);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > fabric.switch_ids().count() * 4, "only {checked} SL2VL rows checked");
+
+    check_loop_free(&osm.dir, &["--lmc", "3", "--patterns", "100", "--dlid-choice"]);
+    let ibdm = harness::readback::ibdmchk_lmc(&osm.dir, 3);
+    assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
+    assert!(ibdm.contains("2 SLs, 2 VLs used"), "ibdmchk: {ibdm}");
+    let hosts = fabric.cas().count();
+    assert!(ibdm.contains(&format!("Scanned:{} CA to CA paths", hosts * (hosts - 1) * 8)), "{ibdm}");
+    // The same tables with every SL on VL 0 have a credit loop: VL 1 is
+    // what keeps the down-then-up paths from closing one.
+    write_flat_sl2vl(&osm.dir, "flat-sl2vl.txt");
+    let flat = ibdmchk_lmc_with(&osm.dir, 3, Some("flat-sl2vl.txt"));
+    assert!(flat.contains("2 SLs, 1 VLs used") && flat.contains("Found credit loop on:"), "ibdmchk on one VL: {flat}");
+
+    let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
+    assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
 }
