@@ -186,7 +186,12 @@ fn a_torus_is_declined_and_opensm_falls_back() {
 /// loops (osmroute check and ibdmchk), within `max_hops` inter-switch
 /// hops, and the plugin's path-selection file is the offline one.
 fn check_general_tree(name: &str, family: &[&str], seed: u64, lmc: u8, max_hops: usize) {
-    let net = with_enhanced_port0(&generate_shuffled(family, seed));
+    check_tree_net(name, &with_enhanced_port0(&generate_shuffled(family, seed)), lmc, max_hops);
+}
+
+/// `check_general_tree` on a given net file.
+fn check_tree_net(name: &str, net: &str, lmc: u8, max_hops: usize) {
+    let net = net.to_string();
     let mut sim = Sim::start(name, &net);
     let lmc_line = format!("lmc {lmc}");
     let osm = sim.opensm(&["routing_engine mlid", &lmc_line, "lmc_esp0 TRUE"], &[]);
@@ -294,4 +299,33 @@ fn hosts_on_two_top_switches_reach_each_other_on_vl_1() {
 
     let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
     assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
+}
+
+/// The `ibnetdiscover` output of a real cluster (tests/fixtures/README.md:
+/// the PSMN's X5, 11 Voltaire and Mellanox switches, 89 hosts, parallel
+/// cables, hosts on more than one level). Offline, on the LIDs it was
+/// discovered with (lmc 0) and at lmc 2: every route arrives, no credit
+/// loop, one VL, up*/down* within the tree's 2 × 2 levels. Under ibsim and
+/// OpenSM at lmc 2: as `check_general_tree`.
+#[test]
+fn a_real_clusters_ibnetdiscover_dump_routes() {
+    use osmroute_core::io::{ibnetdiscover, netfile};
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/x5-voltaire.ibnetdiscover"))
+        .expect("the fixture");
+    let discovered = ibnetdiscover::read(&text).expect("ibnetdiscover output parses");
+    for lmc in [None, Some(2)] {
+        let mut b = discovered.clone();
+        if let Some(lmc) = lmc {
+            b.assign_lids_sequential(lmc).unwrap();
+            b.set_lmc(lmc);
+        }
+        let fabric = b.build().expect("fabric");
+        assert_eq!((fabric.switch_count(), fabric.cas().count()), (11, 89));
+        let outcome = osmroute_core::pipeline::route_by_name("mlid", &fabric).unwrap_or_else(|e| panic!("lmc {lmc:?}: {e}"));
+        let report = analyze(&fabric, &outcome.routing);
+        assert!(report.delivered(), "lmc {lmc:?}: {:?}", report.failures);
+        assert!(report.credit_loop.is_none() && outcome.routing.vls_needed() == 1, "lmc {lmc:?}");
+        assert!(report.max_hops() <= 4, "lmc {lmc:?}: {} hops", report.max_hops());
+    }
+    check_tree_net("mlidx5", &with_enhanced_port0(&netfile::write(&discovered)), 2, 4);
 }
