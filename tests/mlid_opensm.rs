@@ -244,7 +244,8 @@ fn m_port_n_trees_with_a_missing_switch_or_cut_cables() {
 /// VL 0, SL 1 → VL 1 on every port pair; the plugin's path SLs are the
 /// offline ones; `osmroute check` and ibdmchk with the plugin's path-SL
 /// and SL2VL files find no credit loop; the path-selection file is the
-/// offline one.
+/// offline one; the SA answers PathRecords with SL 1 between the two
+/// (OpenSM asks the plugin's path_sl), SL 0 otherwise.
 #[test]
 fn hosts_on_two_top_switches_reach_each_other_on_vl_1() {
     use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
@@ -299,6 +300,28 @@ fn hosts_on_two_top_switches_reach_each_other_on_vl_1() {
 
     let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
     assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
+
+    // The SA answers PathRecords with the path SLs (OpenSM asks the
+    // plugin's path_sl): SL 1 between the two top hosts, SL 0 elsewhere.
+    let on_switch = |at: osmroute_core::fabric::PortRef| fabric.switch_id(fabric.port(at).unwrap().remote.unwrap().node).unwrap();
+    let hosts: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.guid)).collect();
+    let top: Vec<_> = hosts.iter().filter(|(at, _)| fabric.graph().hosts(on_switch(*at)) == 1).collect();
+    assert_eq!(top.len(), 2, "the two storage hosts are alone on their switches");
+    let leaf_host = hosts.iter().find(|(at, _)| fabric.graph().hosts(on_switch(*at)) > 1).unwrap();
+    for (from, to, want) in [(top[0], top[1], 1), (top[1], top[0], 1), (top[0], leaf_host, 0), (leaf_host, top[1], 0)] {
+        let out = sim.tool("saquery", &["-p", "--sgid-to-dgid", &format!("{}-{}", gid(from.1), gid(to.1))]);
+        // "sl......................0x1"
+        let sl = out.lines().find_map(|l| {
+            let hex = l.trim_start().strip_prefix("sl")?.trim_start_matches('.').trim().strip_prefix("0x")?;
+            u8::from_str_radix(hex, 16).ok()
+        });
+        assert_eq!(sl, Some(want), "PathRecord {:?} -> {:?}: {out}", from.0, to.0);
+    }
+}
+
+/// A port's link-local GID (fe80::/64 and its port GUID), as saquery reads it.
+fn gid(guid: u64) -> String {
+    format!("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff)
 }
 
 /// The `ibnetdiscover` output of a real cluster (tests/fixtures/README.md:
