@@ -6,7 +6,8 @@
 //! no credit loops by `osmroute check` and ibdmchk; the plugin's
 //! path-selection file is what an offline run says; a low `lmc` routes the
 //! LIDs there are and says which to set; `mlid.raise_lmc` makes OpenSM
-//! reassign the LIDs; other fabrics fall back.
+//! reassign the LIDs; other fabrics fall back; hosts on two top switches
+//! reach each other on VL 1.
 
 mod harness;
 
@@ -185,7 +186,12 @@ fn a_torus_is_declined_and_opensm_falls_back() {
 /// loops (osmroute check and ibdmchk), within `max_hops` inter-switch
 /// hops, and the plugin's path-selection file is the offline one.
 fn check_general_tree(name: &str, family: &[&str], seed: u64, lmc: u8, max_hops: usize) {
-    let net = with_enhanced_port0(&generate_shuffled(family, seed));
+    check_tree_net(name, &with_enhanced_port0(&generate_shuffled(family, seed)), lmc, max_hops);
+}
+
+/// `check_general_tree` on a given net file.
+fn check_tree_net(name: &str, net: &str, lmc: u8, max_hops: usize) {
+    let net = net.to_string();
     let mut sim = Sim::start(name, &net);
     let lmc_line = format!("lmc {lmc}");
     let osm = sim.opensm(&["routing_engine mlid", &lmc_line, "lmc_esp0 TRUE"], &[]);
@@ -228,4 +234,121 @@ fn leaf_spine_with_three_cables_per_pair_and_hosts_on_spines() {
 fn m_port_n_trees_with_a_missing_switch_or_cut_cables() {
     check_general_tree("mlidnosw", &["fattree", "--m", "4", "--n", "3", "--drop-switches", "0.05"], 3, 2, 4);
     check_general_tree("mlidcut", &["fattree", "--m", "8", "--n", "3", "--drop-links", "0.05"], 3, 4, 6);
+}
+
+/// Two storage hosts on two different top switches of a 3-level PGFT
+/// (`gen pgft --top-hosts 2`, seed 3 puts them on two): no up*/down* path
+/// joins them, so with `qos TRUE` mlid routes them down, then up, on SL 1,
+/// which every port maps to VL 1. The tables read back from the switches
+/// deliver every pair and are the offline run's; the switches hold SL 0 →
+/// VL 0, SL 1 → VL 1 on every port pair; the plugin's path SLs are the
+/// offline ones; `osmroute check` and ibdmchk with the plugin's path-SL
+/// and SL2VL files find no credit loop; the path-selection file is the
+/// offline one; the SA answers PathRecords with SL 1 between the two
+/// (OpenSM asks the plugin's path_sl), SL 0 otherwise.
+#[test]
+fn hosts_on_two_top_switches_reach_each_other_on_vl_1() {
+    use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
+    use harness::readback::{sl2vl_rows, write_flat_sl2vl};
+    let family = ["pgft", "--down", "4,4,3", "--up", "1,2,2", "--parallel", "1,2,1", "--top-hosts", "2"];
+    let net = with_enhanced_port0(&generate_shuffled(&family, 3));
+    let mut sim = Sim::start("mlidtopvl", &net);
+    let osm = sim.opensm(&["routing_engine mlid", "lmc 3", "lmc_esp0 TRUE", "qos TRUE"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED), "mlid did not configure the tables: {:#?}", osm.lines_with("osmroute"));
+    osm.assert_no_errors();
+    let vl1 = osm.lines_with("routed down, then up, on SL 1 / VL 1");
+    assert!(vl1.len() == 1 && vl1[0].contains("mlid: 2 host-switch/destination pairs"), "{:#?}", osm.lines_with("mlid"));
+    assert!(osm.lines_with("stay unrouted").is_empty(), "{:#?}", osm.lines_with("stay unrouted"));
+
+    let (fabric, read) = read_back(&sim, &net);
+    let (offline_fabric, offline) = assert_switches_hold_offline_run(&osm, &net, (&fabric, &read), "mlid", "");
+    assert_dumped_path_sls(&osm, &offline_fabric, &offline);
+    let with_vls = osmroute_core::Routing { lfts: read.lfts.clone(), ..offline.clone() };
+    let report = analyze(&fabric, &with_vls);
+    assert!(report.delivered(), "{:?}", report.failures);
+    assert!(report.credit_loop.is_none());
+    assert_eq!((report.sls_used.clone(), report.vls_used.clone()), (vec![0, 1], vec![0, 1]));
+
+    // What the switches hold: SL 0 on VL 0, SL 1 on VL 1, every port pair.
+    let mut checked = 0;
+    for s in fabric.switch_ids() {
+        let node = fabric.switch_node(s);
+        let lid = node.port(0).expect("switch port 0").lid.raw();
+        for out in (1..node.port_slots() as u8).filter(|&p| node.port(p).is_some_and(|p| p.remote.is_some())) {
+            for (inp, vls) in sl2vl_rows(&sim, lid, out) {
+                if inp != out {
+                    assert_eq!((vls[0], vls[1]), (0, 1), "{} in {inp} out {out}: {vls:?}", node.desc);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > fabric.switch_ids().count() * 4, "only {checked} SL2VL rows checked");
+
+    check_loop_free(&osm.dir, &["--lmc", "3", "--patterns", "100", "--dlid-choice"]);
+    let ibdm = harness::readback::ibdmchk_lmc(&osm.dir, 3);
+    assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
+    assert!(ibdm.contains("2 SLs, 2 VLs used"), "ibdmchk: {ibdm}");
+    let hosts = fabric.cas().count();
+    assert!(ibdm.contains(&format!("Scanned:{} CA to CA paths", hosts * (hosts - 1) * 8)), "{ibdm}");
+    // The same tables with every SL on VL 0 have a credit loop: VL 1 is
+    // what keeps the down-then-up paths from closing one.
+    write_flat_sl2vl(&osm.dir, "flat-sl2vl.txt");
+    let flat = ibdmchk_lmc_with(&osm.dir, 3, Some("flat-sl2vl.txt"));
+    assert!(flat.contains("2 SLs, 1 VLs used") && flat.contains("Found credit loop on:"), "ibdmchk on one VL: {flat}");
+
+    let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
+    assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
+
+    // The SA answers PathRecords with the path SLs (OpenSM asks the
+    // plugin's path_sl): SL 1 between the two top hosts, SL 0 elsewhere.
+    let on_switch = |at: osmroute_core::fabric::PortRef| fabric.switch_id(fabric.port(at).unwrap().remote.unwrap().node).unwrap();
+    let hosts: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.guid)).collect();
+    let top: Vec<_> = hosts.iter().filter(|(at, _)| fabric.graph().hosts(on_switch(*at)) == 1).collect();
+    assert_eq!(top.len(), 2, "the two storage hosts are alone on their switches");
+    let leaf_host = hosts.iter().find(|(at, _)| fabric.graph().hosts(on_switch(*at)) > 1).unwrap();
+    for (from, to, want) in [(top[0], top[1], 1), (top[1], top[0], 1), (top[0], leaf_host, 0), (leaf_host, top[1], 0)] {
+        let out = sim.tool("saquery", &["-p", "--sgid-to-dgid", &format!("{}-{}", gid(from.1), gid(to.1))]);
+        // "sl......................0x1"
+        let sl = out.lines().find_map(|l| {
+            let hex = l.trim_start().strip_prefix("sl")?.trim_start_matches('.').trim().strip_prefix("0x")?;
+            u8::from_str_radix(hex, 16).ok()
+        });
+        assert_eq!(sl, Some(want), "PathRecord {:?} -> {:?}: {out}", from.0, to.0);
+    }
+}
+
+/// A port's link-local GID (fe80::/64 and its port GUID), as saquery reads it.
+fn gid(guid: u64) -> String {
+    format!("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff)
+}
+
+/// The `ibnetdiscover` output of a real cluster (tests/fixtures/README.md:
+/// the PSMN's X5, 11 Voltaire and Mellanox switches, 89 hosts, parallel
+/// cables, hosts on more than one level). Offline, on the LIDs it was
+/// discovered with (lmc 0) and at lmc 2: every route arrives, no credit
+/// loop, one VL, up*/down* within the tree's 2 × 2 levels. Under ibsim and
+/// OpenSM at lmc 2: as `check_general_tree`.
+#[test]
+fn a_real_clusters_ibnetdiscover_dump_routes() {
+    use osmroute_core::io::{ibnetdiscover, netfile};
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/x5-voltaire.ibnetdiscover"))
+        .expect("the fixture");
+    let discovered = ibnetdiscover::read(&text).expect("ibnetdiscover output parses");
+    for lmc in [None, Some(2)] {
+        let mut b = discovered.clone();
+        if let Some(lmc) = lmc {
+            b.assign_lids_sequential(lmc).unwrap();
+            b.set_lmc(lmc);
+        }
+        let fabric = b.build().expect("fabric");
+        assert_eq!((fabric.switch_count(), fabric.cas().count()), (11, 89));
+        let outcome = osmroute_core::pipeline::route_by_name("mlid", &fabric).unwrap_or_else(|e| panic!("lmc {lmc:?}: {e}"));
+        let report = analyze(&fabric, &outcome.routing);
+        assert!(report.delivered(), "lmc {lmc:?}: {:?}", report.failures);
+        assert!(report.credit_loop.is_none() && outcome.routing.vls_needed() == 1, "lmc {lmc:?}");
+        assert!(report.max_hops() <= 4, "lmc {lmc:?}: {} hops", report.max_hops());
+    }
+    check_tree_net("mlidx5", &with_enhanced_port0(&netfile::write(&discovered)), 2, 4);
 }

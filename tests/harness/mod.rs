@@ -157,7 +157,13 @@ impl Sim {
         std::fs::write(&netfile, net).expect("write net file");
         let nodes = net.lines().filter(|l| l.starts_with("Switch") || l.starts_with("Hca")).count();
         let switches = net.lines().filter(|l| l.starts_with("Switch")).count();
-        let ports = net.lines().filter(|l| l.starts_with('[')).count() + nodes;
+        // Every port a node has, cabled or not (ibsim allocates them all):
+        // "Switch 36 ..." has 37 with port 0.
+        let ports: usize = net
+            .lines()
+            .filter(|l| l.starts_with("Switch") || l.starts_with("Hca"))
+            .map(|l| l.split_whitespace().nth(1).and_then(|n| n.parse::<usize>().ok()).unwrap_or(0) + 1)
+            .sum();
         let sock = format!("osmroute-{name}-{}-{run}", std::process::id());
         let log = std::fs::File::create(dir.join("ibsim.log")).expect("ibsim log");
         let mut ibsim = Command::new("ibsim")

@@ -14,12 +14,31 @@
 //! the offsets cover fewer paths, still spread. Sources pick the LID with
 //! the path selection (§4.2, generalised: `choice_of`). Up*/down* routes
 //! have no credit loops: one VL, SL2VL left as it is.
+//!
+//! Hosts on a switch above the leaves (a storage node on a top switch)
+//! may have no up*/down* path to a destination: two top switches have no
+//! switch above both. Such a pair goes down from its switch to the
+//! nearest switch from which the destination's switch is reached going
+//! only up, then up, on path SL 1, which every port maps to VL 1 (SL 0
+//! stays on VL 0) — when the fabric offers two VLs and programs SL2VL
+//! (`qos TRUE`); otherwise those pairs stay unrouted, logged. Why that
+//! keeps the fabric free of credit loops: VL 0 carries only up*/down*
+//! paths (acyclic, as before); VL 1 carries only down*-then-up* paths,
+//! which never turn from an up-cable onto a down-cable, and a cycle of
+//! channels in a tree, whose every cable joins two adjacent heights,
+//! must climb and descend, so somewhere turn from up to down; no packet
+//! changes VL on the way, so nothing leads from VL 1 back to VL 0. The
+//! LFT entry for a LID is shared by every source: the descent only
+//! enters switches that have no up*/down* path to the destination (so no
+//! VL 0 route passes them) and turns only at a switch whose up*/down*
+//! route, the one every other source there takes, climbs all the way
+//! (`UpDownDistances::climbs`).
 
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid, PortNum, PortRef, SwitchId};
-use crate::routing::{DlidChoice, PathSl, Routing, NO_PATH};
+use crate::routing::{DlidChoice, PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NO_PATH, NUM_SLS};
 use crate::topology::gft::{recognize, GenFatTree};
 
 pub const NAME: &str = "mlid";
@@ -179,13 +198,17 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
     // (source switch with hosts, destination switch) without an up*/down*
     // path, once per destination port.
     let mut cut_off: Vec<(SwitchId, SwitchId)> = Vec::new();
+    // The same, routed down-then-up on VL 1 (counted at base LIDs).
+    let mut on_vl1 = 0usize;
+    let second_vl = fabric.vl_budget().usable() >= 2;
+    let mut sls: Option<SwitchSls> = None;
     let mut dist = UpDownDistances::new(graph.switch_count());
     let mut plans = vec![Plan::default(); graph.switch_count()];
     for t in graph.ids() {
         if at_switch[t.idx()].is_empty() {
             continue;
         }
-        dist.compute(tree, t);
+        dist.compute(tree, t, second_vl);
         for s in graph.ids() {
             dist.plan(fabric, tree, (s, t), &mut plans[s.idx()]);
         }
@@ -196,9 +219,17 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
                 let choice = lid_digits(tree, &base_digits, o);
                 let to_switch = d.deliver.is_management();
                 for s in graph.ids() {
-                    let out = if s == t { d.deliver } else { plans[s.idx()].port(&choice, to_switch) };
+                    let plan = &plans[s.idx()];
+                    let out = if s == t { d.deliver } else { plan.port(&choice, to_switch) };
                     if o == 0 && out == NO_PATH && graph.hosts(s) > 0 {
                         cut_off.push((s, t));
+                    }
+                    // Only hosts' packets take SL 1: a switch without
+                    // hosts passes VL 1 packets on, its own management
+                    // packets need no data VL.
+                    if plan.descends_on_vl1 && !to_switch && graph.hosts(s) > 0 {
+                        sls.get_or_insert_with(|| SwitchSls::new(fabric)).set(s, lid, VL1_SL);
+                        on_vl1 += usize::from(o == 0);
                     }
                     lfts[s.idx()].set(lid, out);
                 }
@@ -206,17 +237,50 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
         }
     }
     if let Some(&(s, t)) = cut_off.first() {
+        let why = if second_vl {
+            "not even down to a switch from which the destination's is reached going only up".to_string()
+        } else {
+            format!(
+                "the down-then-up path that would reach them needs a second VL, and the fabric offers {} \
+                 (needs `qos TRUE` and 2 data VLs): on one VL it could close a credit loop",
+                fabric.vl_budget().usable()
+            )
+        };
         log::warn!(
             "{NAME}: {} host-switch/destination pairs have no up*/down* path (first: hosts on {} to {}); \
-             their LIDs stay unrouted there: hosts on two switches above the leaves that no switch lies above \
-             both of can reach each other only down and up again, which could close a credit loop",
+             their LIDs stay unrouted there: {why}",
             cut_off.len(),
             fabric.describe_switch(s),
             fabric.describe_switch(t)
         );
     }
-    log::info!("{NAME}: {routed} ports' LIDs routed on up*/down* paths, 1 VL");
-    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) })
+    let (sl2vl, path_sl) = match sls {
+        Some(sls) => {
+            log::info!(
+                "{NAME}: {on_vl1} host-switch/destination pairs without an up*/down* path routed down, then up, \
+                 on SL {VL1_SL} / VL 1"
+            );
+            (Some(vl1_tables(fabric)), PathSl::PerSourceSwitch(sls))
+        }
+        None => (None, PathSl::Uniform(0)),
+    };
+    let vls = if sl2vl.is_some() { 2 } else { 1 };
+    log::info!("{NAME}: {routed} ports' LIDs routed on up*/down* paths, {vls} VL(s)");
+    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl, path_sl })
+}
+
+/// The path SL of the down-then-up routes; every port maps it to VL 1.
+const VL1_SL: u8 = 1;
+
+/// SL 1 on VL 1 on every switch port pair and CA port, every other SL on
+/// VL 0.
+fn vl1_tables(fabric: &Fabric) -> Sl2Vl {
+    let mut table: SlVlTable = [0; NUM_SLS];
+    table[VL1_SL as usize] = 1;
+    let mut tables = Sl2Vl::new(fabric, table);
+    tables.set_ca(0, 0);
+    tables.set_ca(VL1_SL, 1);
+    tables
 }
 
 /// An end port whose LIDs one switch delivers.
@@ -252,16 +316,27 @@ fn lid_digits(tree: &GenFatTree, base: &[usize], offset: usize) -> Vec<usize> {
 ///
 /// Some switches have no up*/down* path to a LID (a middle switch of an
 /// m-port n-tree reaches only the roots of its replica, and those reach
-/// down to one middle switch per pod). One without hosts takes a shortest
-/// path there, on to the first switch that has an up*/down* one: only
-/// its own packets (management traffic, mostly SMPs on VL15, which has
-/// no credits to wait for) take it, as no up*/down* route passes a switch
-/// without a path. So do switch LIDs everywhere (management traffic
-/// only). A host LID gets no entry on a switch with hosts: their data
-/// would turn up after down and could close a credit loop.
+/// down to one middle switch per pod; a top switch reaches no other top
+/// switch). With a second VL, one that lies above a switch whose route
+/// climbs all the way (`climbs`) goes down towards the nearest such
+/// switch (`turn`): its hosts' packets go there on VL 1 and climb. One
+/// without hosts and without such a descent takes a shortest path, on to
+/// the first switch that has an up*/down* one: only its own packets
+/// (management traffic, mostly SMPs on VL15, which has no credits to
+/// wait for) take it, as no route passes a switch without a path. So do
+/// switch LIDs (management traffic only). A host LID gets no entry on a
+/// switch with hosts and neither path: their data would turn up after
+/// down on VL 0 and could close a credit loop.
 struct UpDownDistances {
     down: Vec<u32>,
     best: Vec<u32>,
+    /// Whether the switch's up*/down* route goes up all the way, whichever
+    /// candidate a LID takes (the destination switch itself too).
+    climbs: Vec<bool>,
+    /// For switches without an up*/down* path: down-hops to the nearest
+    /// switch whose route climbs (0 for those themselves; FAR where
+    /// there is none, for the rest, and without a second VL).
+    turn: Vec<u32>,
     queue: std::collections::VecDeque<SwitchId>,
 }
 
@@ -269,10 +344,16 @@ const FAR: u32 = u32::MAX / 2;
 
 impl UpDownDistances {
     fn new(n: usize) -> Self {
-        UpDownDistances { down: vec![FAR; n], best: vec![FAR; n], queue: Default::default() }
+        UpDownDistances {
+            down: vec![FAR; n],
+            best: vec![FAR; n],
+            climbs: vec![false; n],
+            turn: vec![FAR; n],
+            queue: Default::default(),
+        }
     }
 
-    fn compute(&mut self, tree: &GenFatTree, t: SwitchId) {
+    fn compute(&mut self, tree: &GenFatTree, t: SwitchId, second_vl: bool) {
         self.down.fill(FAR);
         self.down[t.idx()] = 0;
         self.queue.push_back(t);
@@ -288,6 +369,25 @@ impl UpDownDistances {
             let via_up = tree.up[s.idx()].iter().map(|c| self.best[c.to.idx()] + 1).min().unwrap_or(FAR);
             self.best[s.idx()] = self.down[s.idx()].min(via_up);
         }
+        // Parents come before their children top-down, so a switch's
+        // candidates are settled when it is.
+        for &s in &tree.top_down {
+            let best = self.best[s.idx()];
+            self.climbs[s.idx()] = s == t
+                || (best < FAR
+                    && self.down[s.idx()] != best
+                    && tree.up[s.idx()].iter().filter(|c| self.best[c.to.idx()] + 1 == best).all(|c| self.climbs[c.to.idx()]));
+        }
+        // Children before parents.
+        for &s in tree.top_down.iter().rev() {
+            self.turn[s.idx()] = if !second_vl {
+                FAR
+            } else if self.best[s.idx()] < FAR {
+                if self.climbs[s.idx()] { 0 } else { FAR }
+            } else {
+                tree.down[s.idx()].iter().map(|c| self.turn[c.to.idx()] + 1).min().unwrap_or(FAR).min(FAR)
+            };
+        }
     }
 
     /// How `s` forwards towards switch `t`, whatever the LID: the LID's
@@ -296,12 +396,25 @@ impl UpDownDistances {
         let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
         let h = tree.height[s.idx()];
         plan.ports.clear();
-        (plan.digit_at, plan.divisor, plan.only_switch_lids) = (h, 1, false);
+        plan.switch_lid_ports.clear();
+        (plan.digit_at, plan.divisor, plan.only_switch_lids, plan.descends_on_vl1) = (h, 1, false, false);
         if best >= FAR {
             let g = fabric.graph();
-            plan.only_switch_lids = g.hosts(s) > 0;
             let d = u32::from(g.dist(s, t));
-            plan.ports.extend(g.cables(s).iter().filter(|c| u32::from(g.dist(c.to, t)) + 1 == d).map(|c| c.port));
+            let shortest = g.cables(s).iter().filter(|c| u32::from(g.dist(c.to, t)) + 1 == d).map(|c| c.port);
+            let turn = self.turn[s.idx()];
+            if turn < FAR {
+                // Host LIDs down towards the nearest switch whose route
+                // climbs, spread by the digit below as the down-cables of
+                // up*/down* are; switch LIDs as without a second VL.
+                plan.switch_lid_ports.extend(shortest);
+                plan.digit_at = h.wrapping_sub(1);
+                plan.descends_on_vl1 = true;
+                plan.ports.extend(tree.down[s.idx()].iter().filter(|c| self.turn[c.to.idx()] + 1 == turn).map(|c| c.port));
+            } else {
+                plan.only_switch_lids = g.hosts(s) > 0;
+                plan.ports.extend(shortest);
+            }
         } else if down == best {
             // Parallel cables down are spread by the rank the up digit
             // below gave (the cable within a bundle), other choices by
@@ -328,15 +441,21 @@ struct Plan {
     divisor: usize,
     /// No up*/down* path: only switch LIDs take a shortest path.
     only_switch_lids: bool,
+    /// No up*/down* path: host LIDs go down towards a switch whose route
+    /// climbs (the packets of this switch's hosts on VL 1), switch LIDs
+    /// take `switch_lid_ports` (a shortest path, as without a second VL).
+    descends_on_vl1: bool,
+    switch_lid_ports: Vec<PortNum>,
 }
 
 impl Plan {
     fn port(&self, choice: &[usize], to_switch: bool) -> PortNum {
-        if self.ports.is_empty() || (self.only_switch_lids && !to_switch) {
+        let ports = if to_switch && self.descends_on_vl1 { &self.switch_lid_ports } else { &self.ports };
+        if ports.is_empty() || (self.only_switch_lids && !to_switch) {
             return NO_PATH;
         }
         let digit = choice.get(self.digit_at).copied().unwrap_or(0) / self.divisor.max(1);
-        self.ports[digit % self.ports.len()]
+        ports[digit % ports.len()]
     }
 }
 
@@ -496,7 +615,11 @@ mod tests {
     /// Every LID of every switch and of every host on a leaf (the
     /// generator's level 1) has an entry on every switch but those with
     /// hosts above the leaves; every host route arrives but between hosts
-    /// on two such switches (no up*/down* path); no credit loops, 1 VL.
+    /// on two such switches (those the recognition takes for switches
+    /// above the leaves reach each other on VL 1, see
+    /// `hosts_on_two_top_switches_reach_each_other_down_then_up_on_vl_1`;
+    /// one with a leaf's share of hosts is taken for a leaf, and two such
+    /// may have no path); no credit loops, a second VL only with SL 1.
     fn assert_routes_everything(f: &Fabric, what: &str) -> crate::analysis::report::Report {
         let r = route(f, &MlidOptions::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
         let leaf = |s: SwitchId| f.switch_node(s).desc.starts_with("pgft-l1-");
@@ -524,7 +647,9 @@ mod tests {
         }
         let report = analyze(f, &r);
         assert!(report.credit_loop.is_none(), "{what}: credit loop");
-        assert_eq!(r.vls_needed(), 1);
+        let sl1 = r.path_sl.sls_used() == [0, VL1_SL];
+        assert_eq!(r.vls_needed() == 2, sl1, "{what}: VL 1 without SL 1 or back");
+        assert!(r.vls_needed() <= 2);
         report
     }
 
@@ -640,5 +765,149 @@ mod tests {
             assert!(used.insert((hops[0].switch, hops[0].out_port)), "two sources share an up-cable");
         }
         assert_eq!(used.len(), 4);
+    }
+
+    /// The host switches above the leaves of `f`, one entry per switch.
+    fn switches_above_with_hosts(f: &Fabric, tree: &GenFatTree) -> Vec<SwitchId> {
+        f.graph().ids().filter(|&s| tree.height[s.idx()] > 0 && f.graph().hosts(s) > 0).collect()
+    }
+
+    /// Generated PGFTs and leaf–spines with hosts on at least two
+    /// different top switches (seeds that give fewer are skipped, but
+    /// each shape must give some).
+    fn trees_with_hosts_on_two_tops(budget: crate::fabric::VlBudget) -> Vec<(String, Fabric)> {
+        use crate::gen::pgft::{pgft_with_top_hosts, Pgft};
+        let p3 = Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
+        let ls = Pgft::leaf_spine(6, 8, 4, 2);
+        let ft = Pgft { down: vec![2, 2, 4], up: vec![1, 2, 2], parallel: vec![1, 1, 1] };
+        let mut out = Vec::new();
+        for (name, p, top_hosts) in [("p3", &p3, 3), ("leaf-spine", &ls, 3), ("FT(4,3)-like", &ft, 3)] {
+            let before = out.len();
+            for seed in 1..9 {
+                let mut b = gen::shuffle_ports(&pgft_with_top_hosts(p, top_hosts, seed).unwrap(), seed);
+                b.set_vl_budget(budget.clone());
+                let f = with_lids(b, 2);
+                let tree = tree_of(&f).unwrap();
+                let tops = switches_above_with_hosts(&f, &tree);
+                // Every switch with hosts that the generator put on top
+                // must be recognised there (one with as large a host share
+                // as a leaf is taken for a leaf: another case).
+                let leaves = f.graph().ids().filter(|&s| f.switch_node(s).desc.starts_with("pgft-l1-")).count();
+                let at_height_0 = f.graph().ids().filter(|&s| tree.height[s.idx()] == 0).count();
+                let distinct_tops = tops.iter().filter(|&&s| tree.height[s.idx()] == tree.top).count();
+                if distinct_tops >= 2 && at_height_0 == leaves {
+                    out.push((format!("{name} seed {seed}"), f));
+                }
+            }
+            assert!(out.len() > before, "{name}: no seed put hosts on two top switches");
+        }
+        out
+    }
+
+    /// The heights a route passes, switch by switch.
+    fn heights_along(f: &Fabric, tree: &GenFatTree, r: &Routing, src: PortRef, dlid: Lid) -> Vec<usize> {
+        let hops = trace(f, &r.lfts, src, dlid).unwrap_or_else(|e| panic!("{src:?} -> {dlid:?}: {e:?}"));
+        hops.iter().map(|h| tree.height[h.switch.idx()]).collect()
+    }
+
+    /// Whether `heights` first only rises, then only falls (up*/down*),
+    /// or, with `valley`, first only falls, then only rises.
+    fn one_turn(heights: &[usize], valley: bool) -> bool {
+        let turn = heights.windows(2).position(|w| if valley { w[1] > w[0] } else { w[1] < w[0] });
+        let rest = turn.map_or(&heights[..0], |i| &heights[i..]);
+        rest.windows(2).all(|w| if valley { w[1] > w[0] } else { w[1] < w[0] })
+    }
+
+    /// Hosts on two different top switches have no up*/down* path: they
+    /// go down from their top switch to the nearest switch that climbs to
+    /// the other, then up, on SL 1 / VL 1; every other pair stays
+    /// up*/down* on SL 0 / VL 0. Every pair arrives, and the credit-loop
+    /// analysis with the path SLs and SL2VL tables finds no loop, while
+    /// the same tables with every path on VL 0 do have one: the second
+    /// VL is what keeps them loop-free.
+    #[test]
+    fn hosts_on_two_top_switches_reach_each_other_down_then_up_on_vl_1() {
+        let mut flat_loops = 0;
+        let trees = trees_with_hosts_on_two_tops(crate::fabric::VlBudget::default());
+        for (what, f) in &trees {
+            let tree = tree_of(f).unwrap();
+            let r = route(f, &MlidOptions::default()).unwrap();
+            let report = analyze(f, &r);
+            assert!(report.delivered(), "{what}: {:?}", report.failures);
+            assert!(report.credit_loop.is_none(), "{what}: credit loop with the VLs");
+            assert_eq!((r.vls_needed(), report.sls_used.clone(), report.vls_used.clone()), (2, vec![0, 1], vec![0, 1]), "{what}");
+            let sl2vl = r.sl2vl.as_ref().unwrap();
+            let g = f.graph();
+            for s in g.ids() {
+                for (i, o) in (0..g.port_slots(s) as u8).flat_map(|i| (0..g.port_slots(s) as u8).map(move |o| (i, o))) {
+                    let t = sl2vl.switch_table(s, PortNum::new(i), PortNum::new(o));
+                    assert_eq!((t[0], t[1]), (0, 1), "{what}: SL 0 -> VL 0, SL 1 -> VL 1 everywhere");
+                }
+            }
+            let tops = switches_above_with_hosts(f, &tree);
+            let switch_of = |at: PortRef| f.switch_id(f.port(at).unwrap().remote.unwrap().node).unwrap();
+            let hosts: Vec<PortRef> = f.end_ports().filter(|(at, _)| !f.node(at.node).is_switch()).map(|(at, _)| at).collect();
+            let mut valleys = 0;
+            for &src in &hosts {
+                let slid = f.port(src).unwrap().lid;
+                for &dst in &hosts {
+                    if src.node == dst.node {
+                        continue;
+                    }
+                    let (a, b) = (switch_of(src), switch_of(dst));
+                    let across_tops = a != b && tops.contains(&a) && tops.contains(&b);
+                    for dlid in f.port(dst).unwrap().lids() {
+                        let sl = r.path_sl.sl(slid, dlid);
+                        let heights = heights_along(f, &tree, &r, src, dlid);
+                        assert_eq!(sl == VL1_SL, across_tops, "{what}: {src:?} -> {dlid:?} on SL {sl}");
+                        if across_tops {
+                            assert!(one_turn(&heights, true), "{what}: {src:?} -> {dlid:?} not down, then up: {heights:?}");
+                            valleys += 1;
+                        } else {
+                            assert!(one_turn(&heights, false), "{what}: {src:?} -> {dlid:?} not up*/down*: {heights:?}");
+                        }
+                    }
+                }
+            }
+            assert!(valleys > 0, "{what}");
+            // The same tables on VL 0 alone.
+            let flat = Routing { sl2vl: None, path_sl: PathSl::Uniform(0), ..r.clone() };
+            let flat_report = analyze(f, &flat);
+            flat_loops += usize::from(flat_report.credit_loop.is_some());
+        }
+        // On one VL the valleys close credit loops (not necessarily on
+        // every small tree, so counted over all of them).
+        assert!(flat_loops > 0, "no tree has a credit loop on one VL: the test would not catch a missing VL");
+    }
+
+    /// With one VL (or qos off) mlid keeps up*/down* for everything and
+    /// leaves the pairs between top switches unrouted: they and only they
+    /// fail, nothing has a credit loop, and no SL2VL is asked for.
+    #[test]
+    fn with_one_vl_pairs_between_top_switches_stay_unrouted() {
+        use crate::fabric::VlBudget;
+        let one = VlBudget { data_vls: 1, limited_by: "the test offers 1".into(), ..VlBudget::default() };
+        let no_qos = VlBudget { sl2vl_programmed: false, ..VlBudget::default() };
+        for budget in [one, no_qos] {
+            for (what, f) in trees_with_hosts_on_two_tops(budget.clone()) {
+                let tree = tree_of(&f).unwrap();
+                let r = route(&f, &MlidOptions::default()).unwrap();
+                assert!(r.sl2vl.is_none() && r.path_sl == PathSl::Uniform(0), "{what}");
+                let report = analyze(&f, &r);
+                assert!(report.credit_loop.is_none(), "{what}");
+                let tops = switches_above_with_hosts(&f, &tree);
+                let switch_of = |at: PortRef| f.switch_id(f.port(at).unwrap().remote.unwrap().node).unwrap();
+                let hosts: Vec<PortRef> =
+                    f.end_ports().filter(|(at, _)| !f.node(at.node).is_switch()).map(|(at, _)| at).collect();
+                for &src in &hosts {
+                    for &dst in &hosts {
+                        let (a, b) = (switch_of(src), switch_of(dst));
+                        let across_tops = a != b && tops.contains(&a) && tops.contains(&b);
+                        let arrives = trace(&f, &r.lfts, src, f.port(dst).unwrap().lid).is_ok();
+                        assert_eq!(arrives, !across_tops || src.node == dst.node, "{what} {budget:?}: {src:?} -> {dst:?}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -161,8 +161,8 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     // the host share of the fullest leaf are lifted too, fewest hosts per
     // port first, as long as every lifted switch's hosts still reach every
     // leaf up*/down*. Hosts on two lifted switches that no switch lies
-    // above both of have no up*/down* path between them (the engine says
-    // so). A switch lifted above whose hosts then reach not every leaf is
+    // above both of have no up*/down* path between them (mlid routes them
+    // down, then up, on VL 1, or says why not). A switch lifted above whose hosts then reach not every leaf is
     // put back where it fits (a leaf short of hosts).
     let hosty: Vec<SwitchId> = graph.ids().filter(|s| host_count[s.idx()] > 0).collect();
     let reach_leaves = |h: &[usize], x: SwitchId| {
