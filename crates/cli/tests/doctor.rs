@@ -103,6 +103,23 @@ fn qos_off_with_an_engine_that_needs_vls() {
     assert!(!r.out.contains("qos is off"), "{}", r.out);
 }
 
+/// mlid routes on one VL, but hosts on two top switches need a second:
+/// with qos off those routes stay undelivered, which the doctor names.
+#[test]
+fn qos_off_leaves_routes_that_need_a_second_vl() {
+    let d = Doctor::new("qos-mlid");
+    let tree = ["pgft", "--down", "4,4,3", "--up", "1,2,2", "--parallel", "1,2,1", "--top-hosts", "2", "--seed", "3"];
+    let ft = d.gen("pgft.net", &tree);
+    let conf = |qos: &str| format!("event_plugin_name osmroute\nrouting_engine mlid,updn\nqos {qos}\nlmc 3\n");
+    let r = d.run(&conf("FALSE"), &["--fabric", &ft]);
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(r.out.contains("opensm.conf:3: qos is off, and mlid leaves"), "{}", r.out);
+    assert!(r.out.contains("change to: qos TRUE"), "{}", r.out);
+    let r = d.run(&conf("TRUE"), &["--fabric", &ft]);
+    assert!(r.out.contains("ok: mlid routes this fabric with 2 VL(s)"), "{}", r.out);
+    assert!(!r.out.contains("undelivered"), "{}", r.out);
+}
+
 #[test]
 fn a_chain_that_can_end_in_credit_loops() {
     let d = Doctor::new("chain");

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use osmroute_core::config::{Settings, CONFIG_ENV, DEFAULT_CONFIG_PATH};
 use osmroute_core::engines;
 use osmroute_core::fabric::VlBudget;
-use osmroute_core::Fabric;
+use osmroute_core::{Fabric, Routing};
 
 use chain::{Context, Kind};
 use findings::{Findings, Severity::*};
@@ -214,6 +214,9 @@ fn try_our_engines(fabric: &Fabric, conf: &OpensmConf, chain: &[String], setting
         match routes(info) {
             Ok(outcome) => {
                 found.note(format!("{name} routes this fabric with {} VL(s)", outcome.routing.vls_needed()));
+                if !conf.qos() {
+                    check_delivery_without_qos(fabric, conf, name, &outcome.routing, found);
+                }
                 break;
             }
             Err(e) => declines.push((i, e)),
@@ -238,6 +241,26 @@ fn try_our_engines(fabric: &Fabric, conf: &OpensmConf, chain: &[String], setting
             None => "what the reason names".to_string(),
         };
         found.add(Warning, format!("{}: {e}; OpenSM goes on to {next}", conf.at("routing_engine")), &fix);
+    }
+}
+
+/// With qos off an engine that can route on one VL (mlid) leaves the
+/// routes that need a second one unrouted rather than declining; say so.
+/// (Only then: tracing every route costs seconds on a large fabric.)
+fn check_delivery_without_qos(fabric: &Fabric, conf: &OpensmConf, name: &str, routing: &Routing, found: &mut Findings) {
+    let report = osmroute_core::analysis::report::analyze(fabric, routing);
+    let undelivered: u64 = report.failures.values().map(|(n, _)| n).sum();
+    if let Some((kind, (_, example))) = report.failures.iter().next() {
+        found.add(
+            Error,
+            format!(
+                "{}: qos is off, and {name} leaves {undelivered} of {} host routes undelivered ({kind}, e.g. {example}): \
+                 they need a second VL, which OpenSM programs only with QoS on",
+                conf.at("qos"),
+                report.routes
+            ),
+            "qos TRUE",
+        );
     }
 }
 
