@@ -1,13 +1,10 @@
 //! Work on all cores, on worker threads that live as long as the process.
 //!
-//! Inside OpenSM the plugin routes on every sweep for months. Threads
-//! started afresh for each pass made OpenSM's resident memory creep (about
-//! 13 kB a pass at first on a 72-host Dragonfly, still growing after 120
-//! cycles): each new thread takes a glibc malloc arena and leaves its pass's
-//! fragments there, and it stayed flat only with `MALLOC_ARENA_MAX=1`. A
-//! fixed set of workers keeps using the same arenas pass after pass. (The
-//! plugin is linked `-z nodelete`, so their code stays mapped after OpenSM
-//! unloads it at exit.)
+//! Inside OpenSM the plugin routes on every sweep for months; a fixed set
+//! of workers, started on the first pass, spares every pass the starting
+//! and joining of threads and keeps each worker's allocator state warm
+//! from pass to pass. (The plugin is linked `-z nodelete`, so their code
+//! stays mapped after OpenSM unloads it at exit.)
 //!
 //! Rows are independent, so results do not depend on the number of threads.
 
