@@ -34,7 +34,7 @@
 //! VL: no other path uses that VL, and the paths were placed so that the
 //! layer's dependencies close no cycle.
 
-use super::plan::{Plan, Role, COLOURS};
+use super::plan::{Plan, Role, COLOURS, ENTRY_OFFSET};
 use crate::fabric::{Fabric, Peer, PortNum, SwitchId};
 use crate::routing::{Sl2Vl, SlVlTable, ALL_VL0, NUM_SLS};
 
@@ -61,19 +61,44 @@ fn class(plan: &Plan, s: SwitchId, port: PortNum) -> PortClass {
     }
 }
 
+/// What a switch learns from a packet's SL, `base + offset`.
+#[derive(Clone, Copy)]
+enum Seen {
+    /// At most one global hop (offset 0).
+    Minimal,
+    /// Two global hops through a middle group whose colour the SL names
+    /// (`1 + c`: a detour, `ENTRY_OFFSET + 1 + k`: an entry with a local
+    /// hop in the middle group): whether this switch's group is it.
+    TwoGlobal { in_middle: bool },
+    /// An entry without a local hop in the middle group.
+    Entry,
+}
+
+fn seen(plan: &Plan, group: usize, offset: u8) -> Seen {
+    match offset {
+        0 => Seen::Minimal,
+        ENTRY_OFFSET => Seen::Entry,
+        o if o <= COLOURS => Seen::TwoGlobal { in_middle: o - 1 == plan.colour[group] },
+        o => Seen::TwoGlobal { in_middle: o - ENTRY_OFFSET - 1 == plan.entry_colour[group] },
+    }
+}
+
 /// The VL of a packet with SL `base + offset` that switch `s` sends from
-/// `inp` out of `out`; `offset` 0 is a path with at most one global hop,
-/// `1 + c` a detour through a group of colour `c`.
+/// `inp` out of `out`.
 fn vl(plan: &Plan, s: SwitchId, inp: PortClass, out: PortClass, offset: u8) -> u8 {
     let group = plan.group_of(s);
-    let in_middle = offset > 0 && offset - 1 == plan.colour[group];
+    let (two_global, in_middle) = match seen(plan, group, offset) {
+        Seen::Entry => return entry_vl(plan, s, inp, out),
+        Seen::Minimal => (false, false),
+        Seen::TwoGlobal { in_middle } => (true, in_middle),
+    };
     // After the last global hop: VL 1, or 2 when a middle group came first.
-    let arrived = if offset == 0 || in_middle { 1 } else { 2 };
+    let arrived = if !two_global || in_middle { 1 } else { 2 };
     match (inp, out) {
-        // Only a detour's middle group turns from one global cable to
-        // another; with one global hop the turn is never taken (Figure 8
-        // keeps VL 0 there).
-        (PortClass::Global, PortClass::Global) => u8::from(offset > 0),
+        // Only a middle group turns from one global cable to another; with
+        // one global hop the turn is never taken (Figure 8 keeps VL 0
+        // there).
+        (PortClass::Global, PortClass::Global) => u8::from(two_global),
         (PortClass::Global, PortClass::Local(_)) => arrived,
         (PortClass::Local(_), PortClass::Global) => u8::from(in_middle),
         (PortClass::Local(from), PortClass::Local(to)) if !plan.complete(group) => match plan.turn(from, s, to) {
@@ -84,14 +109,39 @@ fn vl(plan: &Plan, s: SwitchId, inp: PortClass, out: PortClass, offset: u8) -> u
     }
 }
 
+/// The VL of an entry through a neighbouring group (`entry`): VL 0 in
+/// the source group and on its global hop, VL 1 on the second global hop
+/// (the only global-to-global turn an entry makes), VL 2 in the
+/// destination group, whose local turns are destination turns.
+fn entry_vl(plan: &Plan, s: SwitchId, inp: PortClass, out: PortClass) -> u8 {
+    match (inp, out) {
+        (PortClass::Global, PortClass::Global) => 1,
+        (PortClass::Global, PortClass::Local(_)) => 2,
+        (PortClass::Local(from), PortClass::Local(to)) if !plan.complete(plan.group_of(s)) => {
+            match plan.turn(from, s, to) {
+                Some(Role::Destination) => 2,
+                _ => 0,
+            }
+        }
+        _ => 0,
+    }
+}
+
 /// The tables for the SLs in use: `base`, `base + 1 + c` for every colour
-/// `c` of a middle group some detour crosses, and after those one SL per
+/// `c` of a middle group some detour crosses, `base + ENTRY_OFFSET` when
+/// some path takes an entry, and from `first_reserve_sl` one SL per
 /// reserve layer, which every switch sends on the layer's own VL, above
 /// the scheme's. CA ports send every one of them on VL 0.
-pub fn sl2vl_tables(fabric: &Fabric, plan: &Plan, base: u8, detour_offsets: &[u8], reserve_layers: u8) -> Sl2Vl {
-    let first_reserve_vl = if plan.has_detours { 3 } else { 2 };
+pub fn sl2vl_tables(
+    fabric: &Fabric,
+    plan: &Plan,
+    base: u8,
+    detour_offsets: &[u8],
+    (first_reserve_sl, reserve_layers): (u8, u8),
+) -> Sl2Vl {
+    let first_reserve_vl = if plan.has_detours || detour_offsets.contains(&ENTRY_OFFSET) { 3 } else { 2 };
     let reserve: Vec<(u8, u8)> =
-        (0..reserve_layers).map(|layer| (base + 1 + COLOURS + layer, first_reserve_vl + layer)).collect();
+        (0..reserve_layers).map(|layer| (first_reserve_sl + layer, first_reserve_vl + layer)).collect();
     let mut tables = Sl2Vl::new(fabric, ALL_VL0);
     let offsets: Vec<u8> = std::iter::once(0).chain(detour_offsets.iter().copied()).collect();
     for s in plan.graph.ids() {

@@ -7,6 +7,7 @@
 //! name the middle group's colour (`plan`, `lanes`); what damage leaves
 //! beyond that on reserve layers checked free of cycles.
 
+mod entry;
 mod lanes;
 mod local;
 mod plan;
@@ -20,7 +21,7 @@ use crate::deadlock::layers::{place_paths, LayeringError};
 use crate::routing::{PathSl, Routing, NUM_SLS};
 use crate::topology::dragonfly::{discover_groups, find_groups, groups_by_mapping, NotADragonfly};
 
-use plan::{Plan, Unroutable, COLOURS};
+use plan::{Plan, Unroutable, COLOURS, ENTRY_OFFSET, LAST_ENTRY_OFFSET};
 
 pub const NAME: &str = "dla";
 
@@ -114,25 +115,31 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     let t1 = started.elapsed();
     let plan = Plan::new(graph, groups).map_err(|e| decline(explain_plan(fabric, &e)))?;
     let t2 = started.elapsed();
-    let detour_offsets: Vec<u8> = if plan.has_detours { (1..=COLOURS).collect() } else { Vec::new() };
-    let first_reserve_sl = options.sl as usize + 1 + COLOURS as usize;
-    let top_sl = if plan.per_path_sls() { first_reserve_sl } else { options.sl as usize };
+    let destinations = tables::destinations(fabric, &plan);
+    let detours = tables::DetourRoutes::new(&plan, &destinations);
+    let entries = detours.has_entries();
+    let mut offsets: Vec<u8> = if plan.has_detours { (1..=COLOURS).collect() } else { Vec::new() };
+    if entries {
+        offsets.extend(ENTRY_OFFSET..=LAST_ENTRY_OFFSET);
+    }
+    // Reserve layers start above the last SL the scheme uses.
+    let first_reserve_sl = options.sl as usize + 1 + if entries { LAST_ENTRY_OFFSET } else { COLOURS } as usize;
+    let top_sl = if plan.per_path_sls() || entries { first_reserve_sl } else { options.sl as usize };
     if top_sl >= NUM_SLS {
+        let used = first_reserve_sl - options.sl as usize - 1;
         return Err(decline(format!(
-            "detours between groups that lost their cables use SLs dla.sl + 1 to + {} and above, and dla.sl is {}; \
-             set dla.sl to {} or less",
-            COLOURS + 1,
+            "detours between groups that lost their cables (and entries through a neighbouring group) use SLs \
+             dla.sl + 1 to + {used}, reserve layers the ones above, and dla.sl is {}; set dla.sl to {} or less",
             options.sl,
-            NUM_SLS - 2 - COLOURS as usize
+            NUM_SLS - 2 - used
         )));
     }
-    let destinations = tables::destinations(fabric, &plan);
-    let mut filled = tables::forwarding_tables(fabric, &plan, &destinations, options.sl);
+    let mut filled = tables::forwarding_tables(fabric, &plan, &destinations, &detours, options.sl);
     let t3 = started.elapsed();
     let layers = place_reserve(fabric, &mut filled, first_reserve_sl as u8).map_err(decline)?;
     let path_sl = filled.sls.map_or(PathSl::Uniform(options.sl), PathSl::PerSourceSwitch);
     let lfts = filled.lfts;
-    let sl2vl = lanes::sl2vl_tables(fabric, &plan, options.sl, &detour_offsets, layers);
+    let sl2vl = lanes::sl2vl_tables(fabric, &plan, options.sl, &offsets, (first_reserve_sl as u8, layers));
     log::debug!(
         "dla: groups found in {} ms, planned in {} ms, tables filled in {} ms, reserve layers and SL2VL in {} ms",
         t1.as_millis(),

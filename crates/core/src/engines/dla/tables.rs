@@ -1,9 +1,10 @@
 //! dla's forwarding tables and path SLs from its plan (Figure 4 of the DLA
 //! paper, with the plan's local and global detours where cables are gone).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use super::plan::{Fallback, GroupRoute, Lane, Plan, Role};
+use super::entry::EntryPlanner;
+use super::plan::{Fallback, GroupRoute, Lane, Plan, Role, ENTRY_OFFSET};
 use crate::fabric::{describe, Fabric, Lid, PortNum, SwitchId};
 use crate::routing::{Lft, Routing, SwitchSls, NO_PATH};
 
@@ -38,9 +39,20 @@ pub fn destinations(fabric: &Fabric, plan: &Plan) -> Vec<Destination> {
 }
 
 /// How one group's traffic to one destination leaves the group, where
-/// that takes a detour: the choice weighs every candidate middle group, so
-/// it is made once per (group, destination) rather than once per switch.
-pub struct DetourRoutes(HashMap<(u32, Lid), GroupRoute>);
+/// that takes a detour or an entry through a neighbouring group
+/// (`entry`): the choice weighs every candidate, so it is made once per
+/// (group, destination) rather than once per switch.
+pub struct DetourRoutes {
+    routes: HashMap<(u32, Lid), GroupRoute>,
+    /// (source group, destination group) with some entry: their table
+    /// entries are not all the one port of the group's cable.
+    entered: HashSet<(u32, u32)>,
+    /// Per (switch, LID): a switch's own way out (`entry`) where it is
+    /// shorter than its group's route.
+    exits: HashMap<(SwitchId, Lid), PortNum>,
+    /// (switch, destination group) with some exit.
+    exited: HashSet<(SwitchId, u32)>,
+}
 
 impl DetourRoutes {
     pub fn new(plan: &Plan, destinations: &[Destination]) -> Self {
@@ -50,19 +62,44 @@ impl DetourRoutes {
             by_group[d.group as usize].push(d);
         }
         let mut routes = HashMap::new();
+        let mut entered = HashSet::new();
+        let (mut exits, mut exited) = (HashMap::new(), HashSet::new());
+        let mut entries = EntryPlanner::new(plan);
         for (b, dests) in by_group.iter().enumerate() {
             let targets: Vec<(SwitchId, usize)> = dests.iter().map(|d| (d.switch, d.rank as usize)).collect();
+            let mut detoured = HashMap::new();
             for a in (0..g).filter(|&a| a != b && plan.links(a, b).is_empty()) {
-                for (d, route) in dests.iter().zip(plan.detour_routes(a, b, &targets)) {
+                for (i, (d, route)) in dests.iter().zip(plan.detour_routes(a, b, &targets)).enumerate() {
                     routes.insert((a as u32, d.lid), route);
+                    detoured.insert((a, i), route);
                 }
             }
+            let chosen = entries.entries_into(b, &targets, &detoured);
+            for (a, i, route) in chosen.groups {
+                routes.insert((a as u32, dests[i].lid), route);
+                entered.insert((a as u32, b as u32));
+            }
+            for (x, i, port) in chosen.exits {
+                exits.insert((x, dests[i].lid), port);
+                exited.insert((x, b as u32));
+            }
         }
-        DetourRoutes(routes)
+        DetourRoutes { routes, entered, exits, exited }
+    }
+
+    /// Whether any path takes an entry through a neighbouring group.
+    pub fn has_entries(&self) -> bool {
+        !self.entered.is_empty() || !self.exits.is_empty()
+    }
+
+    /// Whether some of `s`'s traffic to group `b` takes an entry (its
+    /// group's or its own).
+    fn entered(&self, s: SwitchId, a: usize, b: usize) -> bool {
+        self.entered.contains(&(a as u32, b as u32)) || self.exited.contains(&(s, b as u32))
     }
 
     fn route(&self, plan: &Plan, gs: usize, d: &Destination) -> GroupRoute {
-        match self.0.get(&(gs as u32, d.lid)) {
+        match self.routes.get(&(gs as u32, d.lid)) {
             Some(route) => *route,
             None => plan.group_route(gs, d.switch, d.rank as usize),
         }
@@ -78,6 +115,9 @@ pub fn next_hop(plan: &Plan, detours: &DetourRoutes, s: SwitchId, d: &Destinatio
     let lid = d.lid.idx();
     if gs == gd {
         return (plan.local_port(s, d.switch, Role::Destination, lid), Lane::Minimal);
+    }
+    if let Some(&port) = detours.exits.get(&(s, d.lid)) {
+        return (port, Lane::Entry);
     }
     let route = detours.route(plan, gs, d);
     if let Lane::Middle(_) = route.lane {
@@ -103,18 +143,24 @@ pub fn next_hop(plan: &Plan, detours: &DetourRoutes, s: SwitchId, d: &Destinatio
 }
 
 /// Every switch's table and every path's SL: `base`, `base` + 1 + the
-/// colour of the middle group a path crosses, or (for now) `base` on the
+/// colour of the middle group a path crosses, `base` + `ENTRY_OFFSET` on
+/// an entry through a neighbouring group, or (for now) `base` on the
 /// paths listed for the reserve layers, which `reserve` places. Rows are
 /// independent and filled on all cores. Most entries repeat one port per
 /// destination group (one global cable between two groups, one cable
 /// between two members), so those are looked up once per switch; the rest
 /// take `next_hop`.
-pub fn forwarding_tables(fabric: &Fabric, plan: &Plan, destinations: &[Destination], base: u8) -> Tables {
+pub fn forwarding_tables(
+    fabric: &Fabric,
+    plan: &Plan,
+    destinations: &[Destination],
+    detours: &DetourRoutes,
+    base: u8,
+) -> Tables {
     const PER_LID: PortNum = NO_PATH;
     let g = plan.groups.members.len();
-    let detours = DetourRoutes::new(plan, destinations);
     let mut lfts = Routing::empty_lfts(fabric);
-    let mut sls = plan.per_path_sls().then(|| SwitchSls::filled(fabric, base));
+    let mut sls = (plan.per_path_sls() || detours.has_entries()).then(|| SwitchSls::filled(fabric, base));
     let mut reserve: Vec<Vec<Lid>> = vec![Vec::new(); fabric.switch_count()];
     // Per switch: its table, its row of SLs, the LIDs it sends on the
     // reserve layers.
@@ -128,6 +174,7 @@ pub fn forwarding_tables(fabric: &Fabric, plan: &Plan, destinations: &[Destinati
         let gs = plan.group_of(s);
         let toward_group: Vec<PortNum> = (0..g)
             .map(|gd| match plan.links(gs, gd) {
+                _ if detours.entered(s, gs, gd) => PER_LID,
                 [link] if link.owner == s => link.port,
                 [link] => plan.single_port(s, link.owner).unwrap_or(PER_LID),
                 _ => PER_LID,
@@ -144,10 +191,12 @@ pub fn forwarding_tables(fabric: &Fabric, plan: &Plan, destinations: &[Destinati
             } else {
                 toward_group[d.group as usize]
             };
-            let (port, lane) = if known == PER_LID { next_hop(plan, &detours, s, d) } else { (known, Lane::Minimal) };
+            let (port, lane) = if known == PER_LID { next_hop(plan, detours, s, d) } else { (known, Lane::Minimal) };
             lft.set(d.lid, port);
             match (lane, sl_row.as_deref_mut()) {
                 (Lane::Middle(colour), Some(row)) => row[d.lid.idx()] = base + 1 + colour,
+                (Lane::Entry, Some(row)) => row[d.lid.idx()] = base + ENTRY_OFFSET,
+                (Lane::EntryVia(colour), Some(row)) => row[d.lid.idx()] = base + ENTRY_OFFSET + 1 + colour,
                 (Lane::Reserve, _) => reserve.push(d.lid),
                 _ => {}
             }

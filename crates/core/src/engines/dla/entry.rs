@@ -1,0 +1,343 @@
+//! Entries through a neighbouring group: a way into a damaged group for
+//! traffic whose global cable lands on a switch that lost its local cable
+//! to the destination.
+//!
+//! In a group whose gateway switch kept few local cables, everything its
+//! global cables bring in leaves it by the cables left: the minimal path
+//! (`Plan::direct_link`) turns there, and those cables are the fabric's
+//! busiest. An *entry* takes such traffic (group A to destination switch
+//! `d` of group B, the cable from A landing two or more local hops from
+//! `d`) through a neighbouring group C instead: A's cable into C lands on
+//! a switch L that owns a cable into B landing on or next to `d`. The path
+//! is A's local hops, A -> C, C -> B at once (no local hop in C), and at
+//! most one local hop in B: never longer than the local detour, and it
+//! goes around the squeezed switch.
+//!
+//! **Lane.** An entry's SL is the base SL + `ENTRY_OFFSET`, and `lanes`
+//! maps it by port classes alone: VL 0 in A (source turns) and on A -> C;
+//! VL 1 on C -> B (a switch turning from a global cable to a global cable
+//! on this SL is L); VL 2 in B (destination turns). So the VL goes up at
+//! each global hop and never down, and each VL's local turns are the same
+//! acyclic set the other lanes use on it (source turns on VL 0, destination
+//! turns on VL 2; no local channel of this lane is on VL 1): the
+//! argument in `lanes` holds unchanged, with no colour needed.
+//!
+//! **Tables are per destination, not per path**, so the lane holds only if
+//! every switch an entry crosses sends `d`'s traffic on as the entry
+//! expects. An entry is used only where that is so by construction:
+//!
+//! - L's own table sends `d` out of its cable into B: C's route to `d` is
+//!   that cable (`direct_link` picks it), and C never takes an entry to `d`
+//!   itself, because that cable lands on or next to `d`.
+//! - Every member of A reaches the owner of A's cable into C by a source
+//!   route, so all of A sends `d` that way on VL 0 (no member needs a
+//!   fallback with its own lane).
+//! - No detour or escape from elsewhere crosses A as a middle group
+//!   towards B (`Plan::serving_middles`): those paths rely on A's tables
+//!   sending B's traffic straight into B.
+//!
+//! **Choice.** Per (A, `d`), the candidates are the local detour and every
+//! entry; the fewest hops over A's members win, and ties go to the one
+//! whose cables carry least of what the choices so far put on them.
+
+use std::collections::{HashMap, HashSet};
+
+use super::plan::{GlobalLink, GroupRoute, Lane, Plan, Role, ENTRY_COLOURS};
+use crate::fabric::{PortNum, SwitchId};
+
+/// The groups' entry colours: a middle group with a local hop must have a
+/// colour neither end has, so groups that may meet in such an entry are
+/// kept apart where `ENTRY_COLOURS` allow (greedy, most constrained group
+/// first). Entries whose middle group still shares a colour with an end
+/// are not taken.
+pub fn entry_colours(plan: &Plan) -> Vec<u8> {
+    let g = plan.groups.members.len();
+    let serving = plan.serving_middles();
+    let mut apart: Vec<HashSet<usize>> = vec![HashSet::new(); g];
+    for b in (0..g).filter(|&b| !plan.complete(b)) {
+        let members = &plan.groups.members[b];
+        let lands_far = |l: &GlobalLink| members.iter().any(|&d| plan.local_hops(l.landing, d) > 1);
+        for a in (0..g).filter(|&a| a != b && !serving[b][a] && plan.links(a, b).iter().any(lands_far)) {
+            for c in (0..g).filter(|&c| c != a && c != b) {
+                let onward = plan.links(c, b);
+                let via_hop = |l: &GlobalLink| {
+                    onward.iter().any(|o| o.owner != l.landing && plan.graph.slot(l.landing, o.owner).is_some())
+                };
+                if plan.links(a, c).iter().any(via_hop) {
+                    for (x, y) in [(a, c), (b, c)] {
+                        apart[x].insert(y);
+                        apart[y].insert(x);
+                    }
+                }
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..g).collect();
+    order.sort_by_key(|&x| (std::cmp::Reverse(apart[x].len()), x));
+    let mut colour = vec![u8::MAX; g];
+    for x in order {
+        let mut clashes = [0usize; ENTRY_COLOURS as usize];
+        for &y in &apart[x] {
+            if let Some(n) = clashes.get_mut(colour[y] as usize) {
+                *n += 1;
+            }
+        }
+        let fewest = (0..ENTRY_COLOURS).min_by_key(|&k| (clashes[k as usize], (k as usize + x) % ENTRY_COLOURS as usize));
+        colour[x] = fewest.unwrap_or(0);
+    }
+    colour
+}
+
+/// An out-channel: a switch and its port.
+type Channel = (SwitchId, PortNum);
+
+/// A way from A to one destination, with its cost in local and global
+/// hops summed over A's members, and the channels it loads.
+struct Way {
+    route: GroupRoute,
+    cost: usize,
+    /// Hops from the route's owner on.
+    tail: usize,
+    /// Where it lands in the middle group, if it crosses one.
+    landing: Option<SwitchId>,
+    channels: [Option<Channel>; 3],
+}
+
+/// What `EntryPlanner::entries_into` chose for one destination group.
+#[derive(Default)]
+pub struct Entries {
+    /// (source group, destination index, route) of the groups that enter.
+    pub groups: Vec<(usize, usize, GroupRoute)>,
+    /// (switch, destination index, port): a switch that leaves by its own
+    /// cable into a middle group (an entry without a local hop), fewer
+    /// hops than its group's route.
+    pub exits: Vec<(SwitchId, usize, PortNum)>,
+}
+
+/// Chooses entries into group `b`; reusable across destination groups.
+pub struct EntryPlanner<'p, 'a> {
+    plan: &'p Plan<'a>,
+    /// Per group: its cables whose owner every member reaches by a source
+    /// route (computed on first use), with the group each leads to.
+    reachable: Vec<Option<Vec<(usize, GlobalLink)>>>,
+    serving: Vec<Vec<bool>>,
+    load: HashMap<Channel, usize>,
+}
+
+impl<'p, 'a> EntryPlanner<'p, 'a> {
+    pub fn new(plan: &'p Plan<'a>) -> Self {
+        let g = plan.groups.members.len();
+        EntryPlanner { plan, reachable: vec![None; g], serving: plan.serving_middles(), load: HashMap::new() }
+    }
+
+    fn reachable_links(&mut self, a: usize) -> &[(usize, GlobalLink)] {
+        let plan = self.plan;
+        self.reachable[a].get_or_insert_with(|| {
+            let members = &plan.groups.members[a];
+            (0..plan.groups.members.len())
+                .filter(|&c| c != a)
+                .flat_map(|c| plan.links(a, c).iter().map(move |l| (c, *l)))
+                .filter(|(_, l)| members.iter().all(|&m| plan.reaches_for_source(m, l.owner)))
+                .collect()
+        })
+    }
+
+    /// The entries traffic from other groups into group `b` takes to
+    /// `dests` (switch, rank among `b`'s LIDs), and the exits of single
+    /// switches. Pairs not listed keep their group route.
+    /// `detoured` holds the routes of the groups without a cable to `b`
+    /// (through a middle group), by (group, destination index).
+    pub fn entries_into(
+        &mut self,
+        b: usize,
+        dests: &[(SwitchId, usize)],
+        detoured: &HashMap<(usize, usize), GroupRoute>,
+    ) -> Entries {
+        let plan = self.plan;
+        let mut out = Entries::default();
+        let g = plan.groups.members.len();
+        // A complete group has every cable land next to every member: no
+        // squeeze, so no group enters it another way.
+        let sources: Vec<usize> = (0..g)
+            .filter(|&a| a != b && !plan.links(a, b).is_empty() && !self.serving[b][a] && !plan.complete(b))
+            .collect();
+        // Per destination: the switches an entry crosses in its middle
+        // group, whose tables must stay as they are (no exit there).
+        let mut pinned: HashSet<(SwitchId, usize)> = HashSet::new();
+        // Per (source group, destination): the route chosen and the hops
+        // after its owner.
+        let mut chosen: HashMap<(usize, usize), (GroupRoute, usize)> = HashMap::new();
+        for &a in &sources {
+            let members = plan.groups.members[a].len();
+            // A middle group with a local hop is told apart from both ends
+            // by its entry colour (`lanes`).
+            let fits = |c: usize| plan.entry_colour[c] != plan.entry_colour[a] && plan.entry_colour[c] != plan.entry_colour[b];
+            let ways_on: Vec<(usize, GlobalLink)> =
+                self.reachable_links(a).iter().copied().filter(|&(c, _)| c != b && !plan.links(c, b).is_empty()).collect();
+            for (i, &(d, rank)) in dests.iter().enumerate() {
+                let direct = plan.direct_link(a, b, rank, d);
+                let far = plan.local_hops(direct.landing, d);
+                chosen.insert((a, i), (GroupRoute { owner: direct.owner, port: direct.port, lane: Lane::Minimal }, 1 + far));
+                if far < 2 {
+                    continue;
+                }
+                let towards_d = |from: SwitchId| (from != d).then(|| (from, plan.local_port(from, d, Role::Destination, rank)));
+                let mut options = vec![Way {
+                    route: GroupRoute { owner: direct.owner, port: direct.port, lane: Lane::Minimal },
+                    cost: plan.reach_cost(direct.owner) + members * (1 + far),
+                    tail: 1 + far,
+                    landing: None,
+                    channels: [Some((direct.owner, direct.port)), towards_d(direct.landing), None],
+                }];
+                for &(c, into) in &ways_on {
+                    let onward = plan.direct_link(c, b, rank, d);
+                    let near = plan.local_hops(onward.landing, d);
+                    let lane = if onward.owner == into.landing {
+                        Lane::Entry
+                    } else if plan.graph.slot(into.landing, onward.owner).is_some() && fits(c) {
+                        Lane::EntryVia(plan.entry_colour[c])
+                    } else {
+                        continue;
+                    };
+                    if near > 1 {
+                        continue;
+                    }
+                    let tail = 2 + usize::from(lane != Lane::Entry) + near;
+                    options.push(Way {
+                        route: GroupRoute { owner: into.owner, port: into.port, lane },
+                        cost: plan.reach_cost(into.owner) + members * tail,
+                        tail,
+                        landing: Some(into.landing),
+                        channels: [Some((into.owner, into.port)), Some((onward.owner, onward.port)), towards_d(onward.landing)],
+                    });
+                }
+                let best = self.least_loaded(&options, members);
+                if best.route.lane != Lane::Minimal {
+                    out.groups.push((a, i, best.route));
+                    chosen.insert((a, i), (best.route, best.tail));
+                    pinned.extend(best.landing.map(|l| (l, i)));
+                }
+            }
+        }
+        // Groups without a cable to `b` cross a middle group of a fitting
+        // colour (`Plan::detour_routes`); an entry with no local hop there
+        // needs no colour and may be shorter.
+        let mut detoured: Vec<((usize, usize), GroupRoute)> =
+            detoured.iter().filter(|(_, r)| matches!(r.lane, Lane::Middle(_))).map(|(&k, &r)| (k, r)).collect();
+        detoured.sort_by_key(|&((a, i), _)| (a, i));
+        for ((a, i), route) in detoured {
+            let (d, rank) = dests[i];
+            let members = plan.groups.members[a].len();
+            let tail = self.middle_tail(route, b, rank, d);
+            let mut options = vec![Way {
+                route,
+                cost: plan.reach_cost(route.owner) + members * tail,
+                tail,
+                landing: None,
+                channels: [Some((route.owner, route.port)), None, None],
+            }];
+            let ways_on: Vec<(usize, GlobalLink)> =
+                self.reachable_links(a).iter().copied().filter(|&(c, _)| c != b && !plan.links(c, b).is_empty()).collect();
+            for (c, into) in ways_on {
+                let onward = plan.direct_link(c, b, rank, d);
+                let near = plan.local_hops(onward.landing, d);
+                if onward.owner != into.landing || near > 1 {
+                    continue;
+                }
+                options.push(Way {
+                    route: GroupRoute { owner: into.owner, port: into.port, lane: Lane::Entry },
+                    cost: plan.reach_cost(into.owner) + members * (2 + near),
+                    tail: 2 + near,
+                    landing: Some(into.landing),
+                    channels: [Some((into.owner, into.port)), Some((onward.owner, onward.port)), None],
+                });
+            }
+            let best = self.least_loaded(&options, members);
+            let chosen_route = (best.route, best.tail);
+            if best.route.lane == Lane::Entry {
+                out.groups.push((a, i, best.route));
+                pinned.extend(best.landing.map(|l| (l, i)));
+            }
+            chosen.insert((a, i), chosen_route);
+        }
+        // Single switches whose own cable into a middle group is shorter
+        // than their group's route: of groups that lost local cables, or
+        // whose route crosses a middle group.
+        let exiting: Vec<usize> = (0..g).filter(|&a| a != b && !self.serving[b][a]).collect();
+        for a in exiting {
+            for (i, &(d, rank)) in dests.iter().enumerate() {
+                let (route, tail) = match chosen.get(&(a, i)) {
+                    Some(&found) => found,
+                    None if plan.complete(a) || plan.links(a, b).is_empty() => continue,
+                    None => {
+                        let direct = plan.direct_link(a, b, rank, d);
+                        let route = GroupRoute { owner: direct.owner, port: direct.port, lane: Lane::Minimal };
+                        (route, 1 + plan.local_hops(direct.landing, d))
+                    }
+                };
+                if route.lane == Lane::Minimal && plan.complete(a) && tail <= 2 {
+                    continue; // Figure 4's path for every member
+                }
+                for &x in &plan.groups.members[a] {
+                    if x == route.owner || pinned.contains(&(x, i)) || plan.passed_towards(x, route.owner) {
+                        continue;
+                    }
+                    let near_owner = plan.local_hops(x, route.owner);
+                    // Figure 4's path stays where the fabric has it.
+                    if near_owner == 1 && route.lane == Lane::Minimal && tail <= 2 {
+                        continue;
+                    }
+                    let mut options = Vec::new();
+                    for cable in plan.graph.cables(x) {
+                        let c = plan.group_of(cable.to);
+                        if c == a || c == b || plan.links(c, b).is_empty() {
+                            continue;
+                        }
+                        let onward = plan.direct_link(c, b, rank, d);
+                        let near = plan.local_hops(onward.landing, d);
+                        if onward.owner != cable.to || near > 1 || 2 + near > near_owner + tail {
+                            continue;
+                        }
+                        options.push(Way {
+                            route: GroupRoute { owner: x, port: cable.port, lane: Lane::Entry },
+                            cost: 2 + near,
+                            tail: 2 + near,
+                            landing: Some(cable.to),
+                            channels: [Some((x, cable.port)), Some((onward.owner, onward.port)), None],
+                        });
+                    }
+                    if options.is_empty() {
+                        continue;
+                    }
+                    let best = self.least_loaded(&options, 1);
+                    out.exits.push((x, i, best.route.port));
+                }
+            }
+        }
+        out
+    }
+
+    /// Hops from the owner of a detour through a middle group to `d`: as
+    /// `Plan::detour_routes` counts them.
+    fn middle_tail(&self, route: GroupRoute, b: usize, rank: usize, d: SwitchId) -> usize {
+        let plan = self.plan;
+        let Some(crate::fabric::Peer::Switch { switch: landing, .. }) = plan.graph.peer(route.owner, route.port) else {
+            return usize::MAX / 2;
+        };
+        let onward = plan.direct_link(plan.group_of(landing), b, rank, d);
+        2 + usize::from(landing != onward.owner) + plan.local_hops(onward.landing, d)
+    }
+
+    /// Of `options`, the one with the fewest hops, ties to the one whose
+    /// busiest channel carries least of what earlier choices put there;
+    /// its channels take `weight` more.
+    fn least_loaded<'w>(&mut self, options: &'w [Way], weight: usize) -> &'w Way {
+        let fewest = options.iter().map(|o| o.cost).min().unwrap_or(0);
+        let load = |o: &Way| o.channels.iter().flatten().map(|ch| self.load.get(ch).copied().unwrap_or(0)).max();
+        let best = options.iter().filter(|o| o.cost == fewest).min_by_key(|o| load(o)).unwrap_or(&options[0]);
+        for ch in best.channels.iter().flatten() {
+            *self.load.entry(*ch).or_insert(0) += weight;
+        }
+        best
+    }
+}
