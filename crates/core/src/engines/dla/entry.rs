@@ -43,6 +43,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::plan::{GlobalLink, GroupRoute, Lane, Plan, Role, ENTRY_COLOURS};
+use super::tables::KeyHash;
 use crate::fabric::{PortNum, SwitchId};
 
 /// The groups' entry colours: a middle group with a local hop must have a
@@ -120,14 +121,29 @@ pub struct EntryPlanner<'p, 'a> {
     /// Per group: its cables whose owner every member reaches by a source
     /// route (computed on first use), with the group each leads to.
     reachable: Vec<Option<Vec<(usize, GlobalLink)>>>,
+    /// Per switch: the groups its global cables lead to.
+    global_groups: Vec<Vec<u32>>,
     serving: Vec<Vec<bool>>,
-    load: HashMap<Channel, usize>,
+    load: HashMap<Channel, usize, KeyHash>,
 }
 
 impl<'p, 'a> EntryPlanner<'p, 'a> {
     pub fn new(plan: &'p Plan<'a>) -> Self {
         let g = plan.groups.members.len();
-        EntryPlanner { plan, reachable: vec![None; g], serving: plan.serving_middles(), load: HashMap::new() }
+        let global_groups = plan
+            .graph
+            .ids()
+            .map(|s| {
+                let groups = plan.graph.cables(s).iter().map(|c| plan.group_of(c.to));
+                groups.filter(|&c| c != plan.group_of(s)).map(|c| c as u32).collect()
+            })
+            .collect();
+        EntryPlanner { plan, reachable: vec![None; g], global_groups, serving: plan.serving_middles(), load: HashMap::with_hasher(KeyHash) }
+    }
+
+    /// Whether switch `s` owns a global cable into group `b`.
+    fn owns_into(&self, s: SwitchId, b: usize) -> bool {
+        self.global_groups[s.idx()].contains(&(b as u32))
     }
 
     fn reachable_links(&mut self, a: usize) -> &[(usize, GlobalLink)] {
@@ -163,21 +179,33 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             .collect();
         // Per destination: the switches an entry crosses in its middle
         // group, whose tables must stay as they are (no exit there).
-        let mut pinned: HashSet<(SwitchId, usize)> = HashSet::new();
+        let mut pinned: HashSet<(SwitchId, usize), KeyHash> = HashSet::with_hasher(KeyHash);
         // Per (source group, destination): the route chosen and the hops
         // after its owner.
-        let mut chosen: HashMap<(usize, usize), (GroupRoute, usize)> = HashMap::new();
+        let n = dests.len();
+        // (rows only for the groups that have one: all of them for a
+        // damaged `b`, those without a cable otherwise).
+        let mut chosen: Vec<Vec<Option<(GroupRoute, usize)>>> = vec![Vec::new(); g];
         for &a in &sources {
             let members = plan.groups.members[a].len();
             // A middle group with a local hop is told apart from both ends
             // by its entry colour (`lanes`).
             let fits = |c: usize| plan.entry_colour[c] != plan.entry_colour[a] && plan.entry_colour[c] != plan.entry_colour[b];
-            let ways_on: Vec<(usize, GlobalLink)> =
-                self.reachable_links(a).iter().copied().filter(|&(c, _)| c != b && !plan.links(c, b).is_empty()).collect();
+            // Cables into a group whose switch there owns a cable into `b`,
+            // or (with a fitting colour) is cabled to one that does.
+            let links = self.reachable_links(a).to_vec();
+            let lands_well = |&(c, l): &(usize, GlobalLink)| {
+                c != b
+                    && (self.owns_into(l.landing, b)
+                        || (fits(c) && plan.links(c, b).iter().any(|o| plan.graph.slot(l.landing, o.owner).is_some())))
+            };
+            let ways_on: Vec<(usize, GlobalLink)> = links.into_iter().filter(lands_well).collect();
             for (i, &(d, rank)) in dests.iter().enumerate() {
                 let direct = plan.direct_link(a, b, rank, d);
                 let far = plan.local_hops(direct.landing, d);
-                chosen.insert((a, i), (GroupRoute { owner: direct.owner, port: direct.port, lane: Lane::Minimal }, 1 + far));
+                let row = &mut chosen[a];
+                row.resize(n, None);
+                row[i] = Some((GroupRoute { owner: direct.owner, port: direct.port, lane: Lane::Minimal }, 1 + far));
                 if far < 2 {
                     continue;
                 }
@@ -214,7 +242,7 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 let best = self.least_loaded(&options, members);
                 if best.route.lane != Lane::Minimal {
                     out.groups.push((a, i, best.route));
-                    chosen.insert((a, i), (best.route, best.tail));
+                    chosen[a][i] = Some((best.route, best.tail));
                     pinned.extend(best.landing.map(|l| (l, i)));
                 }
             }
@@ -225,7 +253,12 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         let mut detoured: Vec<((usize, usize), GroupRoute)> =
             detoured.iter().filter(|(_, r)| matches!(r.lane, Lane::Middle(_))).map(|(&k, &r)| (k, r)).collect();
         detoured.sort_by_key(|&((a, i), _)| (a, i));
+        let mut ways_on: (usize, Vec<(usize, GlobalLink)>) = (usize::MAX, Vec::new());
         for ((a, i), route) in detoured {
+            if ways_on.0 != a {
+                let links = self.reachable_links(a).to_vec();
+                ways_on = (a, links.into_iter().filter(|&(c, l)| c != b && self.owns_into(l.landing, b)).collect());
+            }
             let (d, rank) = dests[i];
             let members = plan.groups.members[a].len();
             let tail = self.middle_tail(route, b, rank, d);
@@ -236,9 +269,7 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 landing: None,
                 channels: [Some((route.owner, route.port)), None, None],
             }];
-            let ways_on: Vec<(usize, GlobalLink)> =
-                self.reachable_links(a).iter().copied().filter(|&(c, _)| c != b && !plan.links(c, b).is_empty()).collect();
-            for (c, into) in ways_on {
+            for &(c, into) in &ways_on.1 {
                 let onward = plan.direct_link(c, b, rank, d);
                 let near = plan.local_hops(onward.landing, d);
                 if onward.owner != into.landing || near > 1 {
@@ -258,16 +289,42 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 out.groups.push((a, i, best.route));
                 pinned.extend(best.landing.map(|l| (l, i)));
             }
-            chosen.insert((a, i), chosen_route);
+            chosen[a].resize(n, None);
+            chosen[a][i] = Some(chosen_route);
         }
         // Single switches whose own cable into a middle group is shorter
         // than their group's route: of groups that lost local cables, or
         // whose route crosses a middle group.
-        let exiting: Vec<usize> = (0..g).filter(|&a| a != b && !self.serving[b][a]).collect();
+        // Groups some of whose switches may have a shorter way: those that
+        // lost local cables, and those whose route crosses a middle group
+        // or lands far from the destination.
+        let exiting: Vec<usize> = (0..g)
+            .filter(|&a| a != b && !self.serving[b][a])
+            .filter(|&a| {
+                let long = |c: &Option<(GroupRoute, usize)>| c.is_some_and(|(r, tail)| r.lane != Lane::Minimal || tail > 2);
+                (!plan.complete(a) && !plan.links(a, b).is_empty()) || chosen[a].iter().any(long)
+            })
+            .collect();
         for a in exiting {
+            // Per member: its cables into groups whose switch there owns a
+            // cable into `b` (the only ones an exit can take).
+            let ways_out: Vec<Vec<(PortNum, SwitchId, usize)>> = plan.groups.members[a]
+                .iter()
+                .map(|&x| {
+                    let cables = plan.graph.cables(x).iter();
+                    cables
+                        .filter(|cable| self.owns_into(cable.to, b))
+                        .map(|cable| (cable.port, cable.to, plan.group_of(cable.to)))
+                        .filter(|&(_, _, c)| c != a && c != b)
+                        .collect()
+                })
+                .collect();
+            if ways_out.iter().all(Vec::is_empty) {
+                continue;
+            }
             for (i, &(d, rank)) in dests.iter().enumerate() {
-                let (route, tail) = match chosen.get(&(a, i)) {
-                    Some(&found) => found,
+                let (route, tail) = match chosen[a].get(i).copied().flatten() {
+                    Some(found) => found,
                     None if plan.complete(a) || plan.links(a, b).is_empty() => continue,
                     None => {
                         let direct = plan.direct_link(a, b, rank, d);
@@ -278,35 +335,33 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 if route.lane == Lane::Minimal && plan.complete(a) && tail <= 2 {
                     continue; // Figure 4's path for every member
                 }
-                for &x in &plan.groups.members[a] {
-                    if x == route.owner || pinned.contains(&(x, i)) || plan.passed_towards(x, route.owner) {
+                for (&x, ways) in plan.groups.members[a].iter().zip(&ways_out) {
+                    if ways.is_empty() || x == route.owner {
                         continue;
                     }
                     let near_owner = plan.local_hops(x, route.owner);
-                    // Figure 4's path stays where the fabric has it.
-                    if near_owner == 1 && route.lane == Lane::Minimal && tail <= 2 {
+                    // Figure 4's path stays where the fabric has it; an
+                    // exit takes at least 2 hops.
+                    let hops = near_owner + tail;
+                    if (near_owner == 1 && route.lane == Lane::Minimal && tail <= 2) || hops < 2 {
                         continue;
                     }
                     let mut options = Vec::new();
-                    for cable in plan.graph.cables(x) {
-                        let c = plan.group_of(cable.to);
-                        if c == a || c == b || plan.links(c, b).is_empty() {
-                            continue;
-                        }
+                    for &(port, landing, c) in ways {
                         let onward = plan.direct_link(c, b, rank, d);
                         let near = plan.local_hops(onward.landing, d);
-                        if onward.owner != cable.to || near > 1 || 2 + near > near_owner + tail {
+                        if onward.owner != landing || near > 1 || 2 + near > hops {
                             continue;
                         }
                         options.push(Way {
-                            route: GroupRoute { owner: x, port: cable.port, lane: Lane::Entry },
+                            route: GroupRoute { owner: x, port, lane: Lane::Entry },
                             cost: 2 + near,
                             tail: 2 + near,
-                            landing: Some(cable.to),
-                            channels: [Some((x, cable.port)), Some((onward.owner, onward.port)), None],
+                            landing: Some(landing),
+                            channels: [Some((x, port)), Some((onward.owner, onward.port)), None],
                         });
                     }
-                    if options.is_empty() {
+                    if options.is_empty() || pinned.contains(&(x, i)) || plan.passed_towards(x, route.owner) {
                         continue;
                     }
                     let best = self.least_loaded(&options, 1);

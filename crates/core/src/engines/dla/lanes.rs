@@ -83,29 +83,52 @@ fn seen(plan: &Plan, group: usize, offset: u8) -> Seen {
     }
 }
 
-/// The VL of a packet with SL `base + offset` that switch `s` sends from
-/// `inp` out of `out`.
-fn vl(plan: &Plan, s: SwitchId, inp: PortClass, out: PortClass, offset: u8) -> u8 {
-    let group = plan.group_of(s);
+/// What a packet does at a switch, as far as its VL goes: the classes of
+/// the ports it comes in and leaves by, and for a turn from one local
+/// cable to another, which set the turn is in.
+#[derive(Clone, Copy)]
+enum Move {
+    GlobalToGlobal,
+    GlobalToLocal,
+    LocalToGlobal,
+    /// From one local cable to another in a group that lost some: the
+    /// set of the turn, if a route takes it.
+    Turn(Option<Role>),
+    /// From or to a host, or a turn in a complete group (never taken).
+    Other,
+}
+
+fn move_of(plan: &Plan, s: SwitchId, inp: PortClass, out: PortClass) -> Move {
+    match (inp, out) {
+        (PortClass::Global, PortClass::Global) => Move::GlobalToGlobal,
+        (PortClass::Global, PortClass::Local(_)) => Move::GlobalToLocal,
+        (PortClass::Local(_), PortClass::Global) => Move::LocalToGlobal,
+        (PortClass::Local(from), PortClass::Local(to)) if !plan.complete(plan.group_of(s)) => {
+            Move::Turn(plan.turn(from, s, to))
+        }
+        _ => Move::Other,
+    }
+}
+
+/// The VL of a packet with SL `base + offset` that a switch of `group`
+/// sends on after `mv`.
+fn vl(plan: &Plan, group: usize, mv: Move, offset: u8) -> u8 {
     let (two_global, in_middle) = match seen(plan, group, offset) {
-        Seen::Entry => return entry_vl(plan, s, inp, out),
+        Seen::Entry => return entry_vl(mv),
         Seen::Minimal => (false, false),
         Seen::TwoGlobal { in_middle } => (true, in_middle),
     };
     // After the last global hop: VL 1, or 2 when a middle group came first.
     let arrived = if !two_global || in_middle { 1 } else { 2 };
-    match (inp, out) {
+    match mv {
         // Only a middle group turns from one global cable to another; with
         // one global hop the turn is never taken (Figure 8 keeps VL 0
         // there).
-        (PortClass::Global, PortClass::Global) => u8::from(two_global),
-        (PortClass::Global, PortClass::Local(_)) => arrived,
-        (PortClass::Local(_), PortClass::Global) => u8::from(in_middle),
-        (PortClass::Local(from), PortClass::Local(to)) if !plan.complete(group) => match plan.turn(from, s, to) {
-            Some(Role::Destination) => arrived,
-            _ => 0,
-        },
-        _ => 0,
+        Move::GlobalToGlobal => u8::from(two_global),
+        Move::GlobalToLocal => arrived,
+        Move::LocalToGlobal => u8::from(in_middle),
+        Move::Turn(Some(Role::Destination)) => arrived,
+        Move::Turn(_) | Move::Other => 0,
     }
 }
 
@@ -113,17 +136,11 @@ fn vl(plan: &Plan, s: SwitchId, inp: PortClass, out: PortClass, offset: u8) -> u
 /// the source group and on its global hop, VL 1 on the second global hop
 /// (the only global-to-global turn an entry makes), VL 2 in the
 /// destination group, whose local turns are destination turns.
-fn entry_vl(plan: &Plan, s: SwitchId, inp: PortClass, out: PortClass) -> u8 {
-    match (inp, out) {
-        (PortClass::Global, PortClass::Global) => 1,
-        (PortClass::Global, PortClass::Local(_)) => 2,
-        (PortClass::Local(from), PortClass::Local(to)) if !plan.complete(plan.group_of(s)) => {
-            match plan.turn(from, s, to) {
-                Some(Role::Destination) => 2,
-                _ => 0,
-            }
-        }
-        _ => 0,
+fn entry_vl(mv: Move) -> u8 {
+    match mv {
+        Move::GlobalToGlobal => 1,
+        Move::GlobalToLocal | Move::Turn(Some(Role::Destination)) => 2,
+        Move::LocalToGlobal | Move::Turn(_) | Move::Other => 0,
     }
 }
 
@@ -139,12 +156,15 @@ pub fn sl2vl_tables(
     detour_offsets: &[u8],
     (first_reserve_sl, reserve_layers): (u8, u8),
 ) -> Sl2Vl {
-    let first_reserve_vl = if plan.has_detours || detour_offsets.contains(&ENTRY_OFFSET) { 3 } else { 2 };
+    // Any SL above the base uses VL 2 (a destination group after two
+    // global hops).
+    let first_reserve_vl = if detour_offsets.is_empty() { 2 } else { 3 };
     let reserve: Vec<(u8, u8)> =
         (0..reserve_layers).map(|layer| (first_reserve_sl + layer, first_reserve_vl + layer)).collect();
     let mut tables = Sl2Vl::new(fabric, ALL_VL0);
     let offsets: Vec<u8> = std::iter::once(0).chain(detour_offsets.iter().copied()).collect();
     for s in plan.graph.ids() {
+        let group = plan.group_of(s);
         let ports = plan.graph.port_slots(s);
         let classes: Vec<PortClass> = (0..ports).map(|p| class(plan, s, PortNum::new(p as u8))).collect();
         for (inp, &ic) in classes.iter().enumerate() {
@@ -157,9 +177,10 @@ pub fn sl2vl_tables(
                 }
                 // SLs no path uses map like the base SL: for an intact
                 // Dragonfly that is Figure 8, which is the same for every SL.
-                let mut table: SlVlTable = [vl(plan, s, ic, oc, 0); NUM_SLS];
+                let mv = move_of(plan, s, ic, oc);
+                let mut table: SlVlTable = [vl(plan, group, mv, 0); NUM_SLS];
                 for &offset in &offsets {
-                    table[(base + offset) as usize % NUM_SLS] = vl(plan, s, ic, oc, offset);
+                    table[(base + offset) as usize % NUM_SLS] = vl(plan, group, mv, offset);
                 }
                 for &(sl, vl) in &reserve {
                     table[sl as usize] = vl;

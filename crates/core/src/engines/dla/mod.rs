@@ -21,7 +21,7 @@ use crate::deadlock::layers::{place_paths, LayeringError};
 use crate::routing::{PathSl, Routing, NUM_SLS};
 use crate::topology::dragonfly::{discover_groups, find_groups, groups_by_mapping, NotADragonfly};
 
-use plan::{Plan, Unroutable, COLOURS, ENTRY_OFFSET, LAST_ENTRY_OFFSET};
+use plan::{Plan, Unroutable, COLOURS, LAST_ENTRY_OFFSET};
 
 pub const NAME: &str = "dla";
 
@@ -117,11 +117,10 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     let t2 = started.elapsed();
     let destinations = tables::destinations(fabric, &plan);
     let detours = tables::DetourRoutes::new(&plan, &destinations);
+    let t_detours = started.elapsed();
     let entries = detours.has_entries();
     let mut offsets: Vec<u8> = if plan.has_detours { (1..=COLOURS).collect() } else { Vec::new() };
-    if entries {
-        offsets.extend(ENTRY_OFFSET..=LAST_ENTRY_OFFSET);
-    }
+    offsets.extend(&detours.entry_offsets);
     // Reserve layers start above the last SL the scheme uses.
     let first_reserve_sl = options.sl as usize + 1 + if entries { LAST_ENTRY_OFFSET } else { COLOURS } as usize;
     let top_sl = if plan.per_path_sls() || entries { first_reserve_sl } else { options.sl as usize };
@@ -141,10 +140,12 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     let lfts = filled.lfts;
     let sl2vl = lanes::sl2vl_tables(fabric, &plan, options.sl, &offsets, (first_reserve_sl as u8, layers));
     log::debug!(
-        "dla: groups found in {} ms, planned in {} ms, tables filled in {} ms, reserve layers and SL2VL in {} ms",
+        "dla: groups found in {} ms, planned in {} ms, detours and entries in {} ms, tables filled in {} ms, reserve \
+         layers and SL2VL in {} ms",
         t1.as_millis(),
         (t2 - t1).as_millis(),
-        (t3 - t2).as_millis(),
+        (t_detours - t2).as_millis(),
+        (t3 - t_detours).as_millis(),
         (started.elapsed() - t3).as_millis()
     );
     log_shape(fabric, &plan);

@@ -287,7 +287,8 @@ impl<'a> Plan<'a> {
     /// Whether some member's route (of either set) to `t` passes `via`.
     pub fn passed_towards(&self, via: SwitchId, t: SwitchId) -> bool {
         let local = &self.local[self.group_of(via)];
-        local.passes(via, t, Role::Source) || local.passes(via, t, Role::Destination)
+        // A complete group's routes are one hop: they pass no member.
+        !local.complete && local.passes(via, t, Role::Source) || local.passes(via, t, Role::Destination)
     }
 
     /// Whether `s` reaches `owner` (same group) by a source route.

@@ -43,15 +43,56 @@ pub fn destinations(fabric: &Fabric, plan: &Plan) -> Vec<Destination> {
 /// (`entry`): the choice weighs every candidate, so it is made once per
 /// (group, destination) rather than once per switch.
 pub struct DetourRoutes {
-    routes: HashMap<(u32, Lid), GroupRoute>,
+    routes: HashMap<(u32, Lid), GroupRoute, KeyHash>,
     /// (source group, destination group) with some entry: their table
     /// entries are not all the one port of the group's cable.
     entered: HashSet<(u32, u32)>,
     /// Per (switch, LID): a switch's own way out (`entry`) where it is
     /// shorter than its group's route.
-    exits: HashMap<(SwitchId, Lid), PortNum>,
+    exits: HashMap<(SwitchId, Lid), PortNum, KeyHash>,
     /// (switch, destination group) with some exit.
     exited: HashSet<(SwitchId, u32)>,
+    /// The entry SL offsets some path takes.
+    pub entry_offsets: Vec<u8>,
+}
+
+/// A hasher for the small integer keys above, looked up once per table
+/// entry that has no shortcut: SipHash's resistance to crafted keys buys
+/// nothing here and costs a tenth of the fill.
+#[derive(Clone, Copy, Default)]
+pub struct KeyHash;
+
+impl std::hash::BuildHasher for KeyHash {
+    type Hasher = MixHasher;
+    fn build_hasher(&self) -> MixHasher {
+        MixHasher(0)
+    }
+}
+
+/// Multiply-rotate mixing (as in Firefox's hash) of the key's words.
+pub struct MixHasher(u64);
+
+impl std::hash::Hasher for MixHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl DetourRoutes {
@@ -61,9 +102,10 @@ impl DetourRoutes {
         for d in destinations {
             by_group[d.group as usize].push(d);
         }
-        let mut routes = HashMap::new();
+        let mut routes = HashMap::with_hasher(KeyHash);
         let mut entered = HashSet::new();
-        let (mut exits, mut exited) = (HashMap::new(), HashSet::new());
+        let (mut exits, mut exited) = (HashMap::with_hasher(KeyHash), HashSet::new());
+        let mut entry_offsets = Vec::new();
         let mut entries = EntryPlanner::new(plan);
         for (b, dests) in by_group.iter().enumerate() {
             let targets: Vec<(SwitchId, usize)> = dests.iter().map(|d| (d.switch, d.rank as usize)).collect();
@@ -78,18 +120,31 @@ impl DetourRoutes {
             for (a, i, route) in chosen.groups {
                 routes.insert((a as u32, dests[i].lid), route);
                 entered.insert((a as u32, b as u32));
+                entry_offsets.push(match route.lane {
+                    Lane::EntryVia(colour) => ENTRY_OFFSET + 1 + colour,
+                    _ => ENTRY_OFFSET,
+                });
             }
             for (x, i, port) in chosen.exits {
                 exits.insert((x, dests[i].lid), port);
                 exited.insert((x, b as u32));
+                entry_offsets.push(ENTRY_OFFSET);
             }
+            entry_offsets.sort_unstable();
+            entry_offsets.dedup();
         }
-        DetourRoutes { routes, entered, exits, exited }
+        DetourRoutes { routes, entered, exits, exited, entry_offsets }
     }
 
     /// Whether any path takes an entry through a neighbouring group.
     pub fn has_entries(&self) -> bool {
-        !self.entered.is_empty() || !self.exits.is_empty()
+        !self.entry_offsets.is_empty()
+    }
+
+    /// Whether `s` (of group `gs`) sends `lid` other than its group's
+    /// cable: an entry of its group's or an exit of its own.
+    fn special(&self, s: SwitchId, gs: usize, lid: Lid) -> bool {
+        self.routes.contains_key(&(gs as u32, lid)) || self.exits.contains_key(&(s, lid))
     }
 
     /// Whether some of `s`'s traffic to group `b` takes an entry (its
@@ -174,12 +229,13 @@ pub fn forwarding_tables(
         let gs = plan.group_of(s);
         let toward_group: Vec<PortNum> = (0..g)
             .map(|gd| match plan.links(gs, gd) {
-                _ if detours.entered(s, gs, gd) => PER_LID,
                 [link] if link.owner == s => link.port,
                 [link] => plan.single_port(s, link.owner).unwrap_or(PER_LID),
                 _ => PER_LID,
             })
             .collect();
+        // Groups some of whose LIDs this switch sends another way.
+        let entered: Vec<bool> = (0..g).map(|gd| detours.entered(s, gs, gd)).collect();
         let members = &plan.groups.members[gs];
         let toward_member: Vec<PortNum> =
             members.iter().map(|&m| if m == s { PER_LID } else { plan.single_port(s, m).unwrap_or(PER_LID) }).collect();
@@ -188,6 +244,8 @@ pub fn forwarding_tables(
                 PER_LID
             } else if d.group as usize == gs {
                 members.binary_search(&d.switch).map_or(PER_LID, |i| toward_member[i])
+            } else if entered[d.group as usize] && detours.special(s, gs, d.lid) {
+                PER_LID
             } else {
                 toward_group[d.group as usize]
             };
