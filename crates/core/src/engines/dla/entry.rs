@@ -109,10 +109,10 @@ struct Way {
 pub struct Entries {
     /// (source group, destination index, route) of the groups that enter.
     pub groups: Vec<(usize, usize, GroupRoute)>,
-    /// (switch, destination index, port): a switch that leaves by its own
-    /// cable into a middle group (an entry without a local hop), fewer
-    /// hops than its group's route.
-    pub exits: Vec<(SwitchId, usize, PortNum)>,
+    /// (switch, destination index, port, lane): a switch that leaves by its
+    /// own cable into a middle group, in no more hops than its group's
+    /// route.
+    pub exits: Vec<(SwitchId, usize, PortNum, Lane)>,
 }
 
 /// Chooses entries into group `b`; reusable across destination groups.
@@ -257,7 +257,7 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         for ((a, i), route) in detoured {
             if ways_on.0 != a {
                 let links = self.reachable_links(a).to_vec();
-                ways_on = (a, links.into_iter().filter(|&(c, l)| c != b && self.owns_into(l.landing, b)).collect());
+                ways_on = (a, links.into_iter().filter(|&(c, l)| self.may_enter(a, b, c, l.landing)).collect());
             }
             let (d, rank) = dests[i];
             let members = plan.groups.members[a].len();
@@ -270,22 +270,18 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 channels: [Some((route.owner, route.port)), None, None],
             }];
             for &(c, into) in &ways_on.1 {
-                let onward = plan.direct_link(c, b, rank, d);
-                let near = plan.local_hops(onward.landing, d);
-                if onward.owner != into.landing || near > 1 {
-                    continue;
-                }
+                let Some((lane, after, onward)) = self.entry_through(a, b, c, into.landing, rank, d) else { continue };
                 options.push(Way {
-                    route: GroupRoute { owner: into.owner, port: into.port, lane: Lane::Entry },
-                    cost: plan.reach_cost(into.owner) + members * (2 + near),
-                    tail: 2 + near,
+                    route: GroupRoute { owner: into.owner, port: into.port, lane },
+                    cost: plan.reach_cost(into.owner) + members * (1 + after),
+                    tail: 1 + after,
                     landing: Some(into.landing),
                     channels: [Some((into.owner, into.port)), Some((onward.owner, onward.port)), None],
                 });
             }
             let best = self.least_loaded(&options, members);
             let chosen_route = (best.route, best.tail);
-            if best.route.lane == Lane::Entry {
+            if matches!(best.route.lane, Lane::Entry | Lane::EntryVia(_)) {
                 out.groups.push((a, i, best.route));
                 pinned.extend(best.landing.map(|l| (l, i)));
             }
@@ -313,9 +309,8 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 .map(|&x| {
                     let cables = plan.graph.cables(x).iter();
                     cables
-                        .filter(|cable| self.owns_into(cable.to, b))
                         .map(|cable| (cable.port, cable.to, plan.group_of(cable.to)))
-                        .filter(|&(_, _, c)| c != a && c != b)
+                        .filter(|&(_, landing, c)| self.may_enter(a, b, c, landing))
                         .collect()
                 })
                 .collect();
@@ -348,15 +343,14 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                     }
                     let mut options = Vec::new();
                     for &(port, landing, c) in ways {
-                        let onward = plan.direct_link(c, b, rank, d);
-                        let near = plan.local_hops(onward.landing, d);
-                        if onward.owner != landing || near > 1 || 2 + near > hops {
+                        let Some((lane, after, onward)) = self.entry_through(a, b, c, landing, rank, d) else { continue };
+                        if 1 + after > hops {
                             continue;
                         }
                         options.push(Way {
-                            route: GroupRoute { owner: x, port, lane: Lane::Entry },
-                            cost: 2 + near,
-                            tail: 2 + near,
+                            route: GroupRoute { owner: x, port, lane },
+                            cost: 1 + after,
+                            tail: 1 + after,
                             landing: Some(landing),
                             channels: [Some((x, port)), Some((onward.owner, onward.port)), None],
                         });
@@ -365,11 +359,50 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                         continue;
                     }
                     let best = self.least_loaded(&options, 1);
-                    out.exits.push((x, i, best.route.port));
+                    out.exits.push((x, i, best.route.port, best.route.lane));
                 }
             }
         }
         out
+    }
+
+    /// Whether a cable from `a` landing on `landing` in group `c` may start
+    /// an entry into `b`: that switch owns a cable into `b`, or is cabled
+    /// to one that does and `c`'s entry colour is neither end's.
+    fn may_enter(&self, a: usize, b: usize, c: usize, landing: SwitchId) -> bool {
+        let plan = self.plan;
+        c != a
+            && c != b
+            && (self.owns_into(landing, b)
+                || (self.fits(a, b, c) && plan.links(c, b).iter().any(|o| plan.graph.slot(landing, o.owner).is_some())))
+    }
+
+    /// Whether `c` can be the middle group of an entry with a local hop
+    /// from `a` to `b`: its entry colour tells it apart from both.
+    fn fits(&self, a: usize, b: usize, c: usize) -> bool {
+        let colour = &self.plan.entry_colour;
+        colour[c] != colour[a] && colour[c] != colour[b]
+    }
+
+    /// The entry from `a` through the cable landing on `landing` in group
+    /// `c` to `d` (the `rank`-th LID of `b`): its lane, the hops from the
+    /// landing on, and the middle group's cable on; where `c`'s own route
+    /// to `d` lands on or next to it and leaves from the landing switch or
+    /// (colour permitting) a neighbour of it.
+    fn entry_through(&self, a: usize, b: usize, c: usize, landing: SwitchId, rank: usize, d: SwitchId) -> Option<(Lane, usize, GlobalLink)> {
+        let plan = self.plan;
+        let onward = plan.direct_link(c, b, rank, d);
+        let near = plan.local_hops(onward.landing, d);
+        if near > 1 {
+            return None;
+        }
+        if onward.owner == landing {
+            Some((Lane::Entry, 1 + near, onward))
+        } else if self.fits(a, b, c) && plan.graph.slot(landing, onward.owner).is_some() {
+            Some((Lane::EntryVia(plan.entry_colour[c]), 2 + near, onward))
+        } else {
+            None
+        }
     }
 
     /// Hops from the owner of a detour through a middle group to `d`: as

@@ -49,7 +49,7 @@ pub struct DetourRoutes {
     entered: HashSet<(u32, u32)>,
     /// Per (switch, LID): a switch's own way out (`entry`) where it is
     /// shorter than its group's route.
-    exits: HashMap<(SwitchId, Lid), PortNum, KeyHash>,
+    exits: HashMap<(SwitchId, Lid), (PortNum, Lane), KeyHash>,
     /// (switch, destination group) with some exit.
     exited: HashSet<(SwitchId, u32)>,
     /// The entry SL offsets some path takes.
@@ -117,18 +117,19 @@ impl DetourRoutes {
                 }
             }
             let chosen = entries.entries_into(b, &targets, &detoured);
+            let offset = |lane: Lane| match lane {
+                Lane::EntryVia(colour) => ENTRY_OFFSET + 1 + colour,
+                _ => ENTRY_OFFSET,
+            };
             for (a, i, route) in chosen.groups {
                 routes.insert((a as u32, dests[i].lid), route);
                 entered.insert((a as u32, b as u32));
-                entry_offsets.push(match route.lane {
-                    Lane::EntryVia(colour) => ENTRY_OFFSET + 1 + colour,
-                    _ => ENTRY_OFFSET,
-                });
+                entry_offsets.push(offset(route.lane));
             }
-            for (x, i, port) in chosen.exits {
-                exits.insert((x, dests[i].lid), port);
+            for (x, i, port, lane) in chosen.exits {
+                exits.insert((x, dests[i].lid), (port, lane));
                 exited.insert((x, b as u32));
-                entry_offsets.push(ENTRY_OFFSET);
+                entry_offsets.push(offset(lane));
             }
             entry_offsets.sort_unstable();
             entry_offsets.dedup();
@@ -171,8 +172,8 @@ pub fn next_hop(plan: &Plan, detours: &DetourRoutes, s: SwitchId, d: &Destinatio
     if gs == gd {
         return (plan.local_port(s, d.switch, Role::Destination, lid), Lane::Minimal);
     }
-    if let Some(&port) = detours.exits.get(&(s, d.lid)) {
-        return (port, Lane::Entry);
+    if let Some(&exit) = detours.exits.get(&(s, d.lid)) {
+        return exit;
     }
     let route = detours.route(plan, gs, d);
     if let Lane::Middle(_) = route.lane {
