@@ -124,6 +124,8 @@ pub struct EntryPlanner<'p, 'a> {
     /// Per switch: the groups its global cables lead to.
     global_groups: Vec<Vec<u32>>,
     serving: Vec<Vec<bool>>,
+    /// Per destination group: where others' paths enter a middle group.
+    middle_landings: Vec<HashSet<SwitchId>>,
     load: HashMap<Channel, usize, KeyHash>,
 }
 
@@ -138,7 +140,10 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 groups.filter(|&c| c != plan.group_of(s)).map(|c| c as u32).collect()
             })
             .collect();
-        EntryPlanner { plan, reachable: vec![None; g], global_groups, serving: plan.serving_middles(), load: HashMap::with_hasher(KeyHash) }
+        EntryPlanner { plan, reachable: vec![None; g], global_groups, serving: plan.serving_middles(),
+            middle_landings: plan.middle_landings(),
+            load: HashMap::with_hasher(KeyHash),
+        }
     }
 
     /// Whether switch `s` owns a global cable into group `b`.
@@ -294,8 +299,10 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         // Groups some of whose switches may have a shorter way: those that
         // lost local cables, and those whose route crosses a middle group
         // or lands far from the destination.
+        // (A group others cross as a middle one keeps the tables of the
+        // switches where they enter it.)
         let exiting: Vec<usize> = (0..g)
-            .filter(|&a| a != b && !self.serving[b][a])
+            .filter(|&a| a != b)
             .filter(|&a| {
                 let long = |c: &Option<(GroupRoute, usize)>| c.is_some_and(|(r, tail)| r.lane != Lane::Minimal || tail > 2);
                 (!plan.complete(a) && !plan.links(a, b).is_empty()) || chosen[a].iter().any(long)
@@ -355,7 +362,11 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                             channels: [Some((x, port)), Some((onward.owner, onward.port)), None],
                         });
                     }
-                    if options.is_empty() || pinned.contains(&(x, i)) || plan.passed_towards(x, route.owner) {
+                    if options.is_empty()
+                        || pinned.contains(&(x, i))
+                        || self.middle_landings[b].contains(&x)
+                        || plan.passed_towards(x, route.owner)
+                    {
                         continue;
                     }
                     let best = self.least_loaded(&options, 1);

@@ -654,6 +654,31 @@ impl<'a> Plan<'a> {
         serving
     }
 
+    /// Per destination group `b`: the switches where traffic towards `b`
+    /// from elsewhere enters a middle group (detours between groups
+    /// without a cable, escapes, own detours); their tables must send it
+    /// straight on (`entry`).
+    pub fn middle_landings(&self) -> Vec<HashSet<SwitchId>> {
+        let g = self.group_count();
+        let mut landings = vec![HashSet::new(); g];
+        for a in 0..g {
+            for b in (0..g).filter(|&b| b != a && self.links(a, b).is_empty()) {
+                for &c in &self.detours[a * g + b] {
+                    landings[b].extend(self.links(a, c as usize).iter().map(|l| l.landing));
+                }
+            }
+        }
+        for (&(_, b), middles) in &self.own_middles {
+            landings[b as usize].extend(middles.iter().map(|m| m.landing));
+        }
+        for (&(s, b), &(port, _)) in &self.escapes {
+            if let Some(crate::fabric::Peer::Switch { switch, .. }) = self.graph.peer(s, port) {
+                landings[b].insert(switch);
+            }
+        }
+        landings
+    }
+
     /// Whether some path's SL is not the base SL (a colour or a reserve
     /// layer), so path SLs are kept per source switch.
     pub fn per_path_sls(&self) -> bool {

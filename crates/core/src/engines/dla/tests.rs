@@ -54,8 +54,6 @@ struct Paths {
     pairs: usize,
     /// Most switch hops beyond the shortest path between the two switches.
     max_excess: usize,
-    /// Pairs more than 2 switch hops longer than the shortest path.
-    longer_by_3_or_more: usize,
     /// Pairs whose groups are joined and whose path is not Figure 4's
     /// (one global hop, at most one local hop either side) although the
     /// cables for it exist.
@@ -80,7 +78,6 @@ fn paths(f: &Fabric, r: &Routing) -> Paths {
             out.most_global_hops = out.most_global_hops.max(globals);
             let excess = switches.len() - 1 - g.dist(first, last) as usize;
             out.max_excess = out.max_excess.max(excess);
-            out.longer_by_3_or_more += usize::from(excess > 2);
             let (ga, gb) = (true_group(f, first), true_group(f, last));
             if ga != gb {
                 // Figure 4's path exists when some cable joins the groups
@@ -207,10 +204,9 @@ fn table_shortcuts_give_the_ports_next_hop_gives() {
 /// hosts: every host pair delivered on Figure 4's path where the fabric
 /// still has it, no credit loop, at most 3 VLs (no reserve layer), and the
 /// loops found when the VLs go. Detours are at most 2 switch hops longer
-/// than the shortest path but for a few pairs per thousand: dla keeps the
-/// Dragonfly's shapes, so local detours at both ends of a global cable
-/// (5 hops) stand where two global hops through a third group would do,
-/// and a group's acyclic turn set may make a local detour 3 hops long.
+/// than the fabric's shortest path: where a local detour would be longer,
+/// an entry through a neighbouring group or a switch's own cable into one
+/// (`entry`) takes the two global hops.
 /// Hosts missing as well (a third of them, leaving switches without any):
 /// dla routes by switches, so the hosts that remain are delivered on the
 /// same paths, loop-free.
@@ -242,7 +238,7 @@ fn damaged_dragonflies_are_routed_without_credit_loops() {
             assert!(r.vls_needed() <= 3, "a={a} seed {seed}: {} VLs", r.vls_needed());
             let p = paths(&f, &r);
             assert_eq!(p.not_minimal, 0, "a={a} seed {seed}: {p:?}");
-            assert!(p.max_excess <= 4 && p.longer_by_3_or_more * 500 <= p.pairs, "a={a} seed {seed}: {p:?}");
+            assert!(p.max_excess <= 2, "a={a} seed {seed}: {p:?}");
             detoured += usize::from(p.most_global_hops == 2);
             if seed == 1 {
                 let flat = Routing { sl2vl: None, ..r };
