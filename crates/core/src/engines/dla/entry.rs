@@ -1,44 +1,60 @@
-//! Entries through a neighbouring group: a way into a damaged group for
-//! traffic whose global cable lands on a switch that lost its local cable
-//! to the destination.
+//! Entries through a neighbouring group: two global hops where the
+//! Dragonfly's own path would squeeze through a damaged group's last local
+//! cables, or take local detours at both ends of its global cable.
 //!
 //! In a group whose gateway switch kept few local cables, everything its
 //! global cables bring in leaves it by the cables left: the minimal path
 //! (`Plan::direct_link`) turns there, and those cables are the fabric's
 //! busiest. An *entry* takes such traffic (group A to destination switch
-//! `d` of group B, the cable from A landing two or more local hops from
-//! `d`) through a neighbouring group C instead: A's cable into C lands on
-//! a switch L that owns a cable into B landing on or next to `d`. The path
-//! is A's local hops, A -> C, C -> B at once (no local hop in C), and at
-//! most one local hop in B: never longer than the local detour, and it
-//! goes around the squeezed switch.
+//! `d` of group B, A's cable landing two or more local hops from `d`)
+//! through a neighbouring group C instead: A's cable into C lands on a
+//! switch L that owns C's cable into B (or, colour permitting, is cabled to
+//! the switch that does), and that cable lands on or next to `d`. The same
+//! way serves
 //!
-//! **Lane.** An entry's SL is the base SL + `ENTRY_OFFSET`, and `lanes`
-//! maps it by port classes alone: VL 0 in A (source turns) and on A -> C;
+//! - groups with no cable to B, where it is shorter than their detour
+//!   through a middle group of a fitting colour (`Plan::detour_routes`);
+//! - single switches (*exits*): a switch whose own cable into such a C is
+//!   no longer than its group's route (local detours at both ends of a
+//!   global cable, a long way to the group's cable), where that route is
+//!   not Figure 4's.
+//!
+//! **Lanes** (`lanes`). With no local hop in C the SL is the base SL +
+//! `ENTRY_OFFSET`, mapped by port classes alone: VL 0 in A and on A -> C,
 //! VL 1 on C -> B (a switch turning from a global cable to a global cable
-//! on this SL is L); VL 2 in B (destination turns). So the VL goes up at
-//! each global hop and never down, and each VL's local turns are the same
-//! acyclic set the other lanes use on it (source turns on VL 0, destination
-//! turns on VL 2; no local channel of this lane is on VL 1): the
-//! argument in `lanes` holds unchanged, with no colour needed.
+//! on this SL is L), VL 2 in B. With a local hop in C the SL is the base
+//! + `ENTRY_OFFSET` + 1 + C's *entry colour*, and switches read it as the
+//! detours' middle-group SLs (VL 1 in the group of that colour, VL 2 after
+//! it): C's entry colour must differ from A's and B's (`entry_colours`
+//! keeps the groups that may meet apart). Either way the VL goes up at
+//! each global hop and never down, and each VL's local turns are the sets
+//! the other lanes use on it (source turns on VL 0, destination turns on
+//! VL 2, none on VL 1): the argument in `lanes` holds unchanged.
 //!
 //! **Tables are per destination, not per path**, so the lane holds only if
 //! every switch an entry crosses sends `d`'s traffic on as the entry
-//! expects. An entry is used only where that is so by construction:
+//! expects. Entries are taken only where that is so by construction:
 //!
-//! - L's own table sends `d` out of its cable into B: C's route to `d` is
-//!   that cable (`direct_link` picks it), and C never takes an entry to `d`
-//!   itself, because that cable lands on or next to `d`.
-//! - Every member of A reaches the owner of A's cable into C by a source
-//!   route, so all of A sends `d` that way on VL 0 (no member needs a
-//!   fallback with its own lane).
-//! - No detour or escape from elsewhere crosses A as a middle group
-//!   towards B (`Plan::serving_middles`): those paths rely on A's tables
-//!   sending B's traffic straight into B.
+//! - L (and its neighbour) keep C's own route to `d`: that route is the
+//!   cable the entry takes (`direct_link` picks it), and it lands on or
+//!   next to `d`, so C never takes an entry to `d` itself and neither
+//!   switch exits (an exit needs a route that is not Figure 4's); L is
+//!   *pinned*: no exit there for `d`.
+//! - A group entry: every member of A reaches the owner of A's cable into C
+//!   by a source route, so all of A sends `d` that way on VL 0 (no member
+//!   needs a fallback with a lane of its own); no detour or escape from
+//!   elsewhere crosses A towards B (`Plan::serving_middles`), since those
+//!   paths rely on A's tables sending B's traffic straight on.
+//! - An exit at switch x: no other member's route to its group's cable
+//!   passes x (`Plan::passed_towards`), no path from elsewhere enters the
+//!   group at x on its way to B (`Plan::middle_landings`), and x is not
+//!   pinned; so only x's own hosts' packets take it.
 //!
-//! **Choice.** Per (A, `d`), the candidates are the local detour and every
+//! **Choice.** Per (A, `d`), the candidates are the group's route and every
 //! entry; the fewest hops over A's members win, and ties go to the one
-//! whose cables carry least of what the choices so far put on them.
+//! whose cables carry least of what the choices so far put on them. A
+//! switch exits by the shortest of its own cables that qualify, ties again
+//! by load, when that is no longer than its group's route.
 
 use std::collections::{HashMap, HashSet};
 
@@ -94,6 +110,7 @@ type Channel = (SwitchId, PortNum);
 
 /// A way from A to one destination, with its cost in local and global
 /// hops summed over A's members, and the channels it loads.
+#[derive(Clone)]
 struct Way {
     route: GroupRoute,
     cost: usize,
@@ -125,8 +142,11 @@ pub struct EntryPlanner<'p, 'a> {
     global_groups: Vec<Vec<u32>>,
     serving: Vec<Vec<bool>>,
     /// Per destination group: where others' paths enter a middle group.
-    middle_landings: Vec<HashSet<SwitchId>>,
-    load: HashMap<Channel, usize, KeyHash>,
+    middle_landings: Vec<HashSet<SwitchId, KeyHash>>,
+    /// What the choices so far put on each channel, at `channel_index`.
+    load: Vec<u32>,
+    /// Per switch: where its channels start in `load`.
+    first_channel: Vec<usize>,
 }
 
 impl<'p, 'a> EntryPlanner<'p, 'a> {
@@ -140,9 +160,16 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 groups.filter(|&c| c != plan.group_of(s)).map(|c| c as u32).collect()
             })
             .collect();
+        let mut first_channel = Vec::with_capacity(plan.graph.switch_count());
+        let mut channels = 0;
+        for s in plan.graph.ids() {
+            first_channel.push(channels);
+            channels += plan.graph.port_slots(s);
+        }
         EntryPlanner { plan, reachable: vec![None; g], global_groups, serving: plan.serving_middles(),
             middle_landings: plan.middle_landings(),
-            load: HashMap::with_hasher(KeyHash),
+            load: vec![0; channels],
+            first_channel,
         }
     }
 
@@ -258,32 +285,57 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         let mut detoured: Vec<((usize, usize), GroupRoute)> =
             detoured.iter().filter(|(_, r)| matches!(r.lane, Lane::Middle(_))).map(|(&k, &r)| (k, r)).collect();
         detoured.sort_by_key(|&((a, i), _)| (a, i));
-        let mut ways_on: (usize, Vec<(usize, GlobalLink)>) = (usize::MAX, Vec::new());
+        let mut ways_on: (usize, Vec<(usize, GlobalLink)>, bool) = (usize::MAX, Vec::new(), false);
+        // Per (group, destination switch): its fewest-hop entries, where
+        // they do not depend on the LID (one cable on from each middle
+        // group).
+        let mut entries_to: HashMap<SwitchId, Vec<Way>, KeyHash> = HashMap::with_hasher(KeyHash);
+        let mut options = Vec::new();
         for ((a, i), route) in detoured {
             if ways_on.0 != a {
                 let links = self.reachable_links(a).to_vec();
-                ways_on = (a, links.into_iter().filter(|&(c, l)| self.may_enter(a, b, c, l.landing)).collect());
+                let ways: Vec<(usize, GlobalLink)> = links.into_iter().filter(|&(c, l)| self.may_enter(a, b, c, l.landing)).collect();
+                let per_switch = ways.iter().all(|&(c, _)| plan.links(c, b).len() == 1);
+                ways_on = (a, ways, per_switch);
+                entries_to.clear();
             }
             let (d, rank) = dests[i];
             let members = plan.groups.members[a].len();
             let tail = self.middle_tail(route, b, rank, d);
-            let mut options = vec![Way {
-                route,
-                cost: plan.reach_cost(route.owner) + members * tail,
-                tail,
-                landing: None,
-                channels: [Some((route.owner, route.port)), None, None],
-            }];
-            for &(c, into) in &ways_on.1 {
-                let Some((lane, after, onward)) = self.entry_through(a, b, c, into.landing, rank, d) else { continue };
-                options.push(Way {
-                    route: GroupRoute { owner: into.owner, port: into.port, lane },
-                    cost: plan.reach_cost(into.owner) + members * (1 + after),
-                    tail: 1 + after,
-                    landing: Some(into.landing),
-                    channels: [Some((into.owner, into.port)), Some((onward.owner, onward.port)), None],
-                });
+            let fewest_entries = |planner: &Self| {
+                let mut found: Vec<Way> = Vec::new();
+                for &(c, into) in &ways_on.1 {
+                    let Some((lane, after, onward)) = planner.entry_through(a, b, c, into.landing, rank, d) else { continue };
+                    let way = Way {
+                        route: GroupRoute { owner: into.owner, port: into.port, lane },
+                        cost: plan.reach_cost(into.owner) + members * (1 + after),
+                        tail: 1 + after,
+                        landing: Some(into.landing),
+                        channels: [Some((into.owner, into.port)), Some((onward.owner, onward.port)), None],
+                    };
+                    match found.first().map(|f| f.cost) {
+                        Some(cost) if way.cost > cost => {}
+                        Some(cost) if way.cost < cost => found = vec![way],
+                        _ => found.push(way),
+                    }
+                }
+                found
+            };
+            let entries = if ways_on.2 {
+                if !entries_to.contains_key(&d) {
+                    let found = fewest_entries(self);
+                    entries_to.insert(d, found);
+                }
+                entries_to[&d].clone()
+            } else {
+                fewest_entries(self)
+            };
+            let middle_cost = plan.reach_cost(route.owner) + members * tail;
+            options.clear();
+            if entries.first().is_none_or(|e| middle_cost <= e.cost) {
+                options.push(Way { route, cost: middle_cost, tail, landing: None, channels: [Some((route.owner, route.port)), None, None] });
             }
+            options.extend(entries.into_iter().filter(|e| e.cost <= middle_cost));
             let best = self.least_loaded(&options, members);
             let chosen_route = (best.route, best.tail);
             if matches!(best.route.lane, Lane::Entry | Lane::EntryVia(_)) {
@@ -308,6 +360,7 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 (!plan.complete(a) && !plan.links(a, b).is_empty()) || chosen[a].iter().any(long)
             })
             .collect();
+        let mut options = Vec::new();
         for a in exiting {
             // Per member: its cables into groups whose switch there owns a
             // cable into `b` (the only ones an exit can take).
@@ -324,7 +377,15 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             if ways_out.iter().all(Vec::is_empty) {
                 continue;
             }
+            // Where the middle group has one cable into `b` the entry does
+            // not depend on the LID, only on its switch: worked out once
+            // per (cable, destination switch).
+            let targets = &plan.groups.members[b];
+            let first_way: Vec<usize> = ways_out.iter().scan(0, |n, w| Some(std::mem::replace(n, *n + w.len()))).collect();
+            let mut through: Vec<Option<Option<(Lane, usize, GlobalLink)>>> =
+                vec![None; ways_out.iter().map(Vec::len).sum::<usize>() * targets.len()];
             for (i, &(d, rank)) in dests.iter().enumerate() {
+                let target = targets.binary_search(&d).unwrap_or(0);
                 let (route, tail) = match chosen[a].get(i).copied().flatten() {
                     Some(found) => found,
                     None if plan.complete(a) || plan.links(a, b).is_empty() => continue,
@@ -337,7 +398,7 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 if route.lane == Lane::Minimal && plan.complete(a) && tail <= 2 {
                     continue; // Figure 4's path for every member
                 }
-                for (&x, ways) in plan.groups.members[a].iter().zip(&ways_out) {
+                for (m, (&x, ways)) in plan.groups.members[a].iter().zip(&ways_out).enumerate() {
                     if ways.is_empty() || x == route.owner {
                         continue;
                     }
@@ -348,9 +409,15 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                     if (near_owner == 1 && route.lane == Lane::Minimal && tail <= 2) || hops < 2 {
                         continue;
                     }
-                    let mut options = Vec::new();
-                    for &(port, landing, c) in ways {
-                        let Some((lane, after, onward)) = self.entry_through(a, b, c, landing, rank, d) else { continue };
+                    options.clear();
+                    for (w, &(port, landing, c)) in ways.iter().enumerate() {
+                        let found = if plan.links(c, b).len() == 1 {
+                            let slot = &mut through[(first_way[m] + w) * targets.len() + target];
+                            *slot.get_or_insert_with(|| self.entry_through(a, b, c, landing, rank, d))
+                        } else {
+                            self.entry_through(a, b, c, landing, rank, d)
+                        };
+                        let Some((lane, after, onward)) = found else { continue };
                         if 1 + after > hops {
                             continue;
                         }
@@ -432,10 +499,13 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
     /// its channels take `weight` more.
     fn least_loaded<'w>(&mut self, options: &'w [Way], weight: usize) -> &'w Way {
         let fewest = options.iter().map(|o| o.cost).min().unwrap_or(0);
-        let load = |o: &Way| o.channels.iter().flatten().map(|ch| self.load.get(ch).copied().unwrap_or(0)).max();
+        let index = |&(s, port): &Channel| self.first_channel[s.idx()] + port.idx();
+        let load = |o: &Way| o.channels.iter().flatten().map(|ch| self.load.get(index(ch)).copied().unwrap_or(0)).max();
         let best = options.iter().filter(|o| o.cost == fewest).min_by_key(|o| load(o)).unwrap_or(&options[0]);
         for ch in best.channels.iter().flatten() {
-            *self.load.entry(*ch).or_insert(0) += weight;
+            if let Some(l) = self.load.get_mut(self.first_channel[ch.0.idx()] + ch.1.idx()) {
+                *l += weight as u32;
+            }
         }
         best
     }

@@ -8,14 +8,21 @@
 //! detours (a source turn on the way to a global cable, a destination turn
 //! on the way to the destination; see `plan`) and, between groups that
 //! lost every cable, a second global hop through a middle group whose
-//! colour the SL carries. VLs:
+//! colour the SL carries. Entries through a neighbouring group (`entry`)
+//! take the same shape on SLs of their own: with no local hop in the
+//! middle group (base + `ENTRY_OFFSET`, no colour needed: a switch that
+//! turns from a global cable to a global cable on that SL is the middle),
+//! or with one (base + `ENTRY_OFFSET` + 1 + the middle group's entry
+//! colour). VLs:
 //!
 //! - VL 0: the source group's hops and the first global hop;
 //! - VL 1: after one global hop, a destination group's hops (SL = base)
 //!   or a middle group's hops and the second global hop (the SL's colour
-//!   is the group's own);
+//!   is the group's own; on the colour-free entry SL, the global-to-global
+//!   turn);
 //! - VL 2: after two global hops, the destination group's hops (the SL's
-//!   colour is not the group's).
+//!   colour is not the group's; on the colour-free entry SL, every hop
+//!   in from a global cable and every destination turn).
 //!
 //! Why there is no credit loop. A dependency goes from the channel a packet
 //! holds to the next one it asks for. Along every path the VL never goes
@@ -26,7 +33,11 @@
 //! switch where the path turns from one local cable to another. On VL 0
 //! every such turn is a source turn, on VLs 1 and 2 a destination turn,
 //! and `plan` chose each set so that its dependencies close no cycle.
-//! Middle groups carry at most one local hop, so they add no turn. The
+//! Middle groups carry at most one local hop, so they add no turn (an
+//! entry without a local hop there puts no local channel on VL 1 at all).
+//! This holds for every path only because the tables, which are per
+//! destination, send every packet on as its SL's lane expects; `entry`
+//! says how its choices keep that so. The
 //! credit-loop check (`analysis::report`) confirms this on every test
 //! fabric, and finds the loops when the VLs are taken away.
 //!

@@ -4,8 +4,10 @@
 //! cables and switches are gone, the shortest detours: through another
 //! member of a group that lost a local cable, through a middle group when
 //! two groups lost every cable between them, on a third VL and SLs that
-//! name the middle group's colour (`plan`, `lanes`); what damage leaves
-//! beyond that on reserve layers checked free of cycles.
+//! name the middle group's colour (`plan`, `lanes`), and through a
+//! neighbouring group where a cable lands far from its destination or a
+//! switch's own cable is shorter (`entry`); what damage leaves beyond that
+//! on reserve layers checked free of cycles.
 
 mod entry;
 mod lanes;
@@ -29,8 +31,8 @@ const SL: OptionSpec = OptionSpec {
     key: "sl",
     default: "0",
     help: "the SL of every path with at most one global hop; detours between groups that lost their cables \
-           use the next three, heavier damage reserve layers above them (path_sl answers them all; CA ports map \
-           them to VL 0)",
+           use the next three, entries through a neighbouring group the five after those, heavier damage reserve \
+           layers above them (path_sl answers them all; CA ports map them to VL 0)",
 };
 const GROUPS: OptionSpec = OptionSpec {
     key: "groups",
@@ -43,7 +45,8 @@ const GROUPS: OptionSpec = OptionSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DlaOptions {
     /// The SL of every path with at most one global hop (the paper's
-    /// single SL); detours use the next three, reserve layers the ones
+    /// single SL); detours use the next three, entries through a
+    /// neighbouring group the five after those, reserve layers the ones
     /// above.
     pub sl: u8,
     /// How dla finds the Dragonfly's groups.
@@ -82,7 +85,7 @@ impl Default for DlaOptions {
 pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
     summary: "Kim & Dally minimal routing for Dragonflies, intact (1 SL, 2 VLs) or with cables and switches \
-              missing (shortest detours, up to 4 SLs and 3 VLs)",
+              missing (shortest detours and entries through neighbouring groups, up to 9 SLs and 3 VLs)",
     needs_qos: true,
     options: &[&[SL, GROUPS]],
     build: |s| {

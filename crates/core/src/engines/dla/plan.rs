@@ -658,9 +658,9 @@ impl<'a> Plan<'a> {
     /// from elsewhere enters a middle group (detours between groups
     /// without a cable, escapes, own detours); their tables must send it
     /// straight on (`entry`).
-    pub fn middle_landings(&self) -> Vec<HashSet<SwitchId>> {
+    pub fn middle_landings(&self) -> Vec<HashSet<SwitchId, super::tables::KeyHash>> {
         let g = self.group_count();
-        let mut landings = vec![HashSet::new(); g];
+        let mut landings = vec![HashSet::with_hasher(super::tables::KeyHash); g];
         for a in 0..g {
             for b in (0..g).filter(|&b| b != a && self.links(a, b).is_empty()) {
                 for &c in &self.detours[a * g + b] {

@@ -46,12 +46,13 @@ pub struct DetourRoutes {
     routes: HashMap<(u32, Lid), GroupRoute, KeyHash>,
     /// (source group, destination group) with some entry: their table
     /// entries are not all the one port of the group's cable.
-    entered: HashSet<(u32, u32)>,
+    entered: HashSet<(u32, u32), KeyHash>,
     /// Per (switch, LID): a switch's own way out (`entry`) where it is
     /// shorter than its group's route.
-    exits: HashMap<(SwitchId, Lid), (PortNum, Lane), KeyHash>,
+    /// (sorted by LID per switch; there can be millions, so no map)
+    exits: Vec<Vec<(Lid, PortNum, Lane)>>,
     /// (switch, destination group) with some exit.
-    exited: HashSet<(SwitchId, u32)>,
+    exited: HashSet<(SwitchId, u32), KeyHash>,
     /// The entry SL offsets some path takes.
     pub entry_offsets: Vec<u8>,
 }
@@ -103,8 +104,9 @@ impl DetourRoutes {
             by_group[d.group as usize].push(d);
         }
         let mut routes = HashMap::with_hasher(KeyHash);
-        let mut entered = HashSet::new();
-        let (mut exits, mut exited) = (HashMap::with_hasher(KeyHash), HashSet::new());
+        let mut entered = HashSet::with_hasher(KeyHash);
+        let mut exits: Vec<Vec<(Lid, PortNum, Lane)>> = vec![Vec::new(); plan.graph.switch_count()];
+        let mut exited = HashSet::with_hasher(KeyHash);
         let mut entry_offsets = Vec::new();
         let mut entries = EntryPlanner::new(plan);
         for (b, dests) in by_group.iter().enumerate() {
@@ -126,14 +128,21 @@ impl DetourRoutes {
                 entered.insert((a as u32, b as u32));
                 entry_offsets.push(offset(route.lane));
             }
+            let mut last = None;
             for (x, i, port, lane) in chosen.exits {
-                exits.insert((x, dests[i].lid), (port, lane));
-                exited.insert((x, b as u32));
-                entry_offsets.push(offset(lane));
+                exits[x.idx()].push((dests[i].lid, port, lane));
+                if last != Some((x, lane)) {
+                    exited.insert((x, b as u32));
+                    entry_offsets.push(offset(lane));
+                    last = Some((x, lane));
+                }
             }
             entry_offsets.sort_unstable();
             entry_offsets.dedup();
         }
+        exits.iter_mut().for_each(|row| row.sort_unstable_by_key(|&(lid, _, _)| lid));
+        let count: usize = exits.iter().map(Vec::len).sum();
+        log::debug!("dla: {} (group, LID) routes through a middle group or entry, {count} exits", routes.len());
         DetourRoutes { routes, entered, exits, exited, entry_offsets }
     }
 
@@ -145,7 +154,13 @@ impl DetourRoutes {
     /// Whether `s` (of group `gs`) sends `lid` other than its group's
     /// cable: an entry of its group's or an exit of its own.
     fn special(&self, s: SwitchId, gs: usize, lid: Lid) -> bool {
-        self.routes.contains_key(&(gs as u32, lid)) || self.exits.contains_key(&(s, lid))
+        self.routes.contains_key(&(gs as u32, lid)) || self.exit(s, lid).is_some()
+    }
+
+    /// The port and lane of `s`'s own way out towards `lid`, if it has one.
+    fn exit(&self, s: SwitchId, lid: Lid) -> Option<(PortNum, Lane)> {
+        let row = &self.exits[s.idx()];
+        row.binary_search_by_key(&lid, |&(l, _, _)| l).ok().map(|i| (row[i].1, row[i].2))
     }
 
     /// Whether some of `s`'s traffic to group `b` takes an entry (its
@@ -172,7 +187,7 @@ pub fn next_hop(plan: &Plan, detours: &DetourRoutes, s: SwitchId, d: &Destinatio
     if gs == gd {
         return (plan.local_port(s, d.switch, Role::Destination, lid), Lane::Minimal);
     }
-    if let Some(&exit) = detours.exits.get(&(s, d.lid)) {
+    if let Some(exit) = detours.exit(s, d.lid) {
         return exit;
     }
     let route = detours.route(plan, gs, d);
