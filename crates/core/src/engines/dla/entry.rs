@@ -23,7 +23,7 @@
 //! `ENTRY_OFFSET`, mapped by port classes alone: VL 0 in A and on A -> C,
 //! VL 1 on C -> B (a switch turning from a global cable to a global cable
 //! on this SL is L), VL 2 in B. With a local hop in C the SL is the base
-//! + `ENTRY_OFFSET` + 1 + C's *entry colour*, and switches read it as the
+//! SL plus `ENTRY_OFFSET` + 1 + C's *entry colour*, and switches read it as the
 //! detours' middle-group SLs (VL 1 in the group of that colour, VL 2 after
 //! it): C's entry colour must differ from A's and B's (`entry_colours`
 //! keeps the groups that may meet apart). Either way the VL goes up at
@@ -322,11 +322,8 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 found
             };
             let entries = if ways_on.2 {
-                if !entries_to.contains_key(&d) {
-                    let found = fewest_entries(self);
-                    entries_to.insert(d, found);
-                }
-                entries_to[&d].clone()
+                let planner = &*self;
+                entries_to.entry(d).or_insert_with(|| fewest_entries(planner)).clone()
             } else {
                 fewest_entries(self)
             };

@@ -634,11 +634,9 @@ impl<'a> Plan<'a> {
     pub fn serving_middles(&self) -> Vec<Vec<bool>> {
         let g = self.group_count();
         let mut serving = vec![vec![false; g]; g];
-        for a in 0..g {
-            for b in 0..g {
-                for &c in &self.detours[a * g + b] {
-                    serving[b][c as usize] = true;
-                }
+        for (ab, middles) in self.detours.iter().enumerate() {
+            for &c in middles {
+                serving[ab % g][c as usize] = true;
             }
         }
         for (&(_, b), middles) in &self.own_middles {
