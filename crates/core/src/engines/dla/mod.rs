@@ -4,9 +4,12 @@
 //! cables and switches are gone, the shortest detours: through another
 //! member of a group that lost a local cable, through a middle group when
 //! two groups lost every cable between them, on a third VL and SLs that
-//! name the middle group's colour (`plan`, `lanes`); what damage leaves
-//! beyond that on reserve layers checked free of cycles.
+//! name the middle group's colour (`plan`, `lanes`), and through a
+//! neighbouring group where a cable lands far from its destination or a
+//! switch's own cable is shorter (`entry`); what damage leaves beyond that
+//! on reserve layers checked free of cycles.
 
+mod entry;
 mod lanes;
 mod local;
 mod plan;
@@ -20,7 +23,7 @@ use crate::deadlock::layers::{place_paths, LayeringError};
 use crate::routing::{PathSl, Routing, NUM_SLS};
 use crate::topology::dragonfly::{discover_groups, find_groups, groups_by_mapping, NotADragonfly};
 
-use plan::{Plan, Unroutable, COLOURS};
+use plan::{Plan, Unroutable, COLOURS, LAST_ENTRY_OFFSET};
 
 pub const NAME: &str = "dla";
 
@@ -28,8 +31,8 @@ const SL: OptionSpec = OptionSpec {
     key: "sl",
     default: "0",
     help: "the SL of every path with at most one global hop; detours between groups that lost their cables \
-           use the next three, heavier damage reserve layers above them (path_sl answers them all; CA ports map \
-           them to VL 0)",
+           use the next three, entries through a neighbouring group the five after those, heavier damage reserve \
+           layers above them (path_sl answers them all; CA ports map them to VL 0)",
 };
 const GROUPS: OptionSpec = OptionSpec {
     key: "groups",
@@ -42,7 +45,8 @@ const GROUPS: OptionSpec = OptionSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DlaOptions {
     /// The SL of every path with at most one global hop (the paper's
-    /// single SL); detours use the next three, reserve layers the ones
+    /// single SL); detours use the next three, entries through a
+    /// neighbouring group the five after those, reserve layers the ones
     /// above.
     pub sl: u8,
     /// How dla finds the Dragonfly's groups.
@@ -81,7 +85,7 @@ impl Default for DlaOptions {
 pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
     summary: "Kim & Dally minimal routing for Dragonflies, intact (1 SL, 2 VLs) or with cables and switches \
-              missing (shortest detours, up to 4 SLs and 3 VLs)",
+              missing (shortest detours and entries through neighbouring groups, up to 9 SLs and 3 VLs)",
     needs_qos: true,
     options: &[&[SL, GROUPS]],
     build: |s| {
@@ -114,30 +118,37 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     let t1 = started.elapsed();
     let plan = Plan::new(graph, groups).map_err(|e| decline(explain_plan(fabric, &e)))?;
     let t2 = started.elapsed();
-    let detour_offsets: Vec<u8> = if plan.has_detours { (1..=COLOURS).collect() } else { Vec::new() };
-    let first_reserve_sl = options.sl as usize + 1 + COLOURS as usize;
-    let top_sl = if plan.per_path_sls() { first_reserve_sl } else { options.sl as usize };
+    let destinations = tables::destinations(fabric, &plan);
+    let detours = tables::DetourRoutes::new(&plan, &destinations);
+    let t_detours = started.elapsed();
+    let entries = detours.has_entries();
+    let mut offsets: Vec<u8> = if plan.has_detours { (1..=COLOURS).collect() } else { Vec::new() };
+    offsets.extend(&detours.entry_offsets);
+    // Reserve layers start above the last SL the scheme uses.
+    let first_reserve_sl = options.sl as usize + 1 + if entries { LAST_ENTRY_OFFSET } else { COLOURS } as usize;
+    let top_sl = if plan.per_path_sls() || entries { first_reserve_sl } else { options.sl as usize };
     if top_sl >= NUM_SLS {
+        let used = first_reserve_sl - options.sl as usize - 1;
         return Err(decline(format!(
-            "detours between groups that lost their cables use SLs dla.sl + 1 to + {} and above, and dla.sl is {}; \
-             set dla.sl to {} or less",
-            COLOURS + 1,
+            "detours between groups that lost their cables (and entries through a neighbouring group) use SLs \
+             dla.sl + 1 to + {used}, reserve layers the ones above, and dla.sl is {}; set dla.sl to {} or less",
             options.sl,
-            NUM_SLS - 2 - COLOURS as usize
+            NUM_SLS - 2 - used
         )));
     }
-    let destinations = tables::destinations(fabric, &plan);
-    let mut filled = tables::forwarding_tables(fabric, &plan, &destinations, options.sl);
+    let mut filled = tables::forwarding_tables(fabric, &plan, &destinations, &detours, options.sl);
     let t3 = started.elapsed();
     let layers = place_reserve(fabric, &mut filled, first_reserve_sl as u8).map_err(decline)?;
     let path_sl = filled.sls.map_or(PathSl::Uniform(options.sl), PathSl::PerSourceSwitch);
     let lfts = filled.lfts;
-    let sl2vl = lanes::sl2vl_tables(fabric, &plan, options.sl, &detour_offsets, layers);
+    let sl2vl = lanes::sl2vl_tables(fabric, &plan, options.sl, &offsets, (first_reserve_sl as u8, layers));
     log::debug!(
-        "dla: groups found in {} ms, planned in {} ms, tables filled in {} ms, reserve layers and SL2VL in {} ms",
+        "dla: groups found in {} ms, planned in {} ms, detours and entries in {} ms, tables filled in {} ms, reserve \
+         layers and SL2VL in {} ms",
         t1.as_millis(),
         (t2 - t1).as_millis(),
-        (t3 - t2).as_millis(),
+        (t_detours - t2).as_millis(),
+        (t3 - t_detours).as_millis(),
         (started.elapsed() - t3).as_millis()
     );
     log_shape(fabric, &plan);

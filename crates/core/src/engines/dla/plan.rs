@@ -49,6 +49,19 @@ use crate::topology::dragonfly::Groups;
 /// colour.
 pub const COLOURS: u8 = 3;
 
+/// The SL of an entry through a neighbouring group (`entry`) is the base
+/// SL + this; reserve layers start one above.
+pub const ENTRY_OFFSET: u8 = 1 + COLOURS;
+
+/// Colours of groups for entries with a local hop in the middle group
+/// (`entry`): their SL is the base SL + `ENTRY_OFFSET` + 1 + the middle
+/// group's entry colour. More colours than the detours' three let more
+/// middle groups fit (neither end's colour) at the cost of SLs.
+pub const ENTRY_COLOURS: u8 = 4;
+
+/// The offset above the base SL of the last SL entries use.
+pub const LAST_ENTRY_OFFSET: u8 = ENTRY_OFFSET + ENTRY_COLOURS;
+
 /// Random colourings tried after the last one that sent fewer paths to the
 /// reserve layers.
 const TRIALS_WITHOUT_GAIN: usize = 30;
@@ -95,6 +108,13 @@ pub enum Lane {
     Minimal,
     /// Through a middle group of this colour: base SL + 1 + colour.
     Middle(u8),
+    /// Into a joined group through a neighbouring one whose landing
+    /// switch sends it straight on (`entry`): base SL + `ENTRY_OFFSET`.
+    Entry,
+    /// Into a joined group through a neighbouring one of this entry
+    /// colour, with one local hop there: base SL + `ENTRY_OFFSET` + 1 +
+    /// colour.
+    EntryVia(u8),
     /// A path the scheme above has no lanes for (module comment): its SL
     /// and VL are a reserve layer's, chosen once the tables are filled.
     Reserve,
@@ -166,6 +186,8 @@ pub struct Plan<'a> {
     /// global cable to leave by, and the colour of the group it leads to.
     escapes: HashMap<(SwitchId, usize), (PortNum, u8)>,
     pub colour: Vec<u8>,
+    /// Per group: its colour for entries (`ENTRY_COLOURS`).
+    pub entry_colour: Vec<u8>,
     /// Whether any path carries a colour in its SL (crosses a middle
     /// group, escapes, or makes its own group the middle).
     pub has_detours: bool,
@@ -221,6 +243,7 @@ impl<'a> Plan<'a> {
             detours: vec![Vec::new(); g * g],
             escapes: HashMap::new(),
             colour: vec![0; g],
+            entry_colour: Vec::new(),
             has_detours: false,
             reach_cost: Vec::new(),
             own_middles: HashMap::new(),
@@ -233,6 +256,7 @@ impl<'a> Plan<'a> {
             .map(|s| plan.groups.members[plan.group_of(s)].iter().map(|&m| plan.local_hops(m, s)).sum())
             .collect();
         plan.plan_detours();
+        plan.entry_colour = super::entry::entry_colours(&plan);
         Ok(plan)
     }
 
@@ -258,6 +282,13 @@ impl<'a> Plan<'a> {
     /// takes it.
     pub fn turn(&self, from: SwitchId, via: SwitchId, to: SwitchId) -> Option<Role> {
         self.local[self.group_of(via)].turn(from, via, to)
+    }
+
+    /// Whether some member's route (of either set) to `t` passes `via`.
+    pub fn passed_towards(&self, via: SwitchId, t: SwitchId) -> bool {
+        let local = &self.local[self.group_of(via)];
+        // A complete group's routes are one hop: they pass no member.
+        !local.complete && local.passes(via, t, Role::Source) || local.passes(via, t, Role::Destination)
     }
 
     /// Whether `s` reaches `owner` (same group) by a source route.
@@ -508,7 +539,7 @@ impl<'a> Plan<'a> {
     /// Local hops from `from` to `dest` of the same group: 0, 1 when
     /// cabled, else 2 (a damaged group's destination routes take one turn
     /// almost always).
-    fn local_hops(&self, from: SwitchId, dest: SwitchId) -> usize {
+    pub fn local_hops(&self, from: SwitchId, dest: SwitchId) -> usize {
         if from == dest {
             0
         } else if self.graph.slot(from, dest).is_some() {
@@ -522,7 +553,7 @@ impl<'a> Plan<'a> {
     /// `rank`-th LID of `b`, takes: of the cables landing on or next to
     /// `dest` (all of them in an intact group), the `rank`-th, so that
     /// destinations spread over them.
-    fn direct_link(&self, a: usize, b: usize, rank: usize, dest: SwitchId) -> GlobalLink {
+    pub fn direct_link(&self, a: usize, b: usize, rank: usize, dest: SwitchId) -> GlobalLink {
         let all = self.links(a, b);
         let near = all.iter().filter(|l| self.local_hops(l.landing, dest) <= 1).count();
         if near == 0 || near == all.len() {
@@ -589,6 +620,61 @@ impl<'a> Plan<'a> {
                 GroupRoute { owner: into.owner, port: into.port, lane: Lane::Middle(self.colour[c]) }
             })
             .collect()
+    }
+
+    /// Local hops all members of `s`'s group take to reach `s`.
+    pub fn reach_cost(&self, s: SwitchId) -> usize {
+        self.reach_cost[s.idx()]
+    }
+
+    /// Per destination group `b`, per group: whether traffic towards `b`
+    /// from elsewhere crosses it as a middle group (a detour between
+    /// groups without a cable, or a switch's escape), relying on its
+    /// tables to send `b`'s traffic straight on (`entry`).
+    pub fn serving_middles(&self) -> Vec<Vec<bool>> {
+        let g = self.group_count();
+        let mut serving = vec![vec![false; g]; g];
+        for (ab, middles) in self.detours.iter().enumerate() {
+            for &c in middles {
+                serving[ab % g][c as usize] = true;
+            }
+        }
+        for (&(_, b), middles) in &self.own_middles {
+            for m in middles {
+                serving[b as usize][m.group] = true;
+            }
+        }
+        for (&(s, b), &(port, _)) in &self.escapes {
+            if let Some(crate::fabric::Peer::Switch { switch, .. }) = self.graph.peer(s, port) {
+                serving[b][self.group_of(switch)] = true;
+            }
+        }
+        serving
+    }
+
+    /// Per destination group `b`: the switches where traffic towards `b`
+    /// from elsewhere enters a middle group (detours between groups
+    /// without a cable, escapes, own detours); their tables must send it
+    /// straight on (`entry`).
+    pub fn middle_landings(&self) -> Vec<HashSet<SwitchId, super::tables::KeyHash>> {
+        let g = self.group_count();
+        let mut landings = vec![HashSet::with_hasher(super::tables::KeyHash); g];
+        for a in 0..g {
+            for b in (0..g).filter(|&b| b != a && self.links(a, b).is_empty()) {
+                for &c in &self.detours[a * g + b] {
+                    landings[b].extend(self.links(a, c as usize).iter().map(|l| l.landing));
+                }
+            }
+        }
+        for (&(_, b), middles) in &self.own_middles {
+            landings[b as usize].extend(middles.iter().map(|m| m.landing));
+        }
+        for (&(s, b), &(port, _)) in &self.escapes {
+            if let Some(crate::fabric::Peer::Switch { switch, .. }) = self.graph.peer(s, port) {
+                landings[b].insert(switch);
+            }
+        }
+        landings
     }
 
     /// Whether some path's SL is not the base SL (a colour or a reserve

@@ -54,8 +54,6 @@ struct Paths {
     pairs: usize,
     /// Most switch hops beyond the shortest path between the two switches.
     max_excess: usize,
-    /// Pairs more than 2 switch hops longer than the shortest path.
-    longer_by_3_or_more: usize,
     /// Pairs whose groups are joined and whose path is not Figure 4's
     /// (one global hop, at most one local hop either side) although the
     /// cables for it exist.
@@ -80,7 +78,6 @@ fn paths(f: &Fabric, r: &Routing) -> Paths {
             out.most_global_hops = out.most_global_hops.max(globals);
             let excess = switches.len() - 1 - g.dist(first, last) as usize;
             out.max_excess = out.max_excess.max(excess);
-            out.longer_by_3_or_more += usize::from(excess > 2);
             let (ga, gb) = (true_group(f, first), true_group(f, last));
             if ga != gb {
                 // Figure 4's path exists when some cable joins the groups
@@ -193,8 +190,8 @@ fn table_shortcuts_give_the_ports_next_hop_gives() {
     for f in [dragonfly(4, 2, 2, 9, Some(3)), dragonfly(4, 2, 1, 5, Some(4)), damaged(6, 3, 1, (0.05, 0.1, 0.05), 3)] {
         let plan = Plan::new(f.graph(), find_groups(f.graph()).unwrap()).unwrap();
         let dests = tables::destinations(&f, &plan);
-        let filled = tables::forwarding_tables(&f, &plan, &dests, 0);
         let detours = tables::DetourRoutes::new(&plan, &dests);
+        let filled = tables::forwarding_tables(&f, &plan, &dests, &detours, 0);
         for (s, lft) in f.switch_ids().zip(&filled.lfts) {
             for d in &dests {
                 assert_eq!(lft.get(d.lid), tables::next_hop(&plan, &detours, s, d).0, "{s}, LID {}", d.lid);
@@ -207,10 +204,9 @@ fn table_shortcuts_give_the_ports_next_hop_gives() {
 /// hosts: every host pair delivered on Figure 4's path where the fabric
 /// still has it, no credit loop, at most 3 VLs (no reserve layer), and the
 /// loops found when the VLs go. Detours are at most 2 switch hops longer
-/// than the shortest path but for a few pairs per thousand: dla keeps the
-/// Dragonfly's shapes, so local detours at both ends of a global cable
-/// (5 hops) stand where two global hops through a third group would do,
-/// and a group's acyclic turn set may make a local detour 3 hops long.
+/// than the fabric's shortest path: where a local detour would be longer,
+/// an entry through a neighbouring group or a switch's own cable into one
+/// (`entry`) takes the two global hops.
 /// Hosts missing as well (a third of them, leaving switches without any):
 /// dla routes by switches, so the hosts that remain are delivered on the
 /// same paths, loop-free.
@@ -242,7 +238,7 @@ fn damaged_dragonflies_are_routed_without_credit_loops() {
             assert!(r.vls_needed() <= 3, "a={a} seed {seed}: {} VLs", r.vls_needed());
             let p = paths(&f, &r);
             assert_eq!(p.not_minimal, 0, "a={a} seed {seed}: {p:?}");
-            assert!(p.max_excess <= 4 && p.longer_by_3_or_more * 500 <= p.pairs, "a={a} seed {seed}: {p:?}");
+            assert!(p.max_excess <= 2, "a={a} seed {seed}: {p:?}");
             detoured += usize::from(p.most_global_hops == 2);
             if seed == 1 {
                 let flat = Routing { sl2vl: None, ..r };
@@ -253,23 +249,41 @@ fn damaged_dragonflies_are_routed_without_credit_loops() {
     assert_eq!(detoured, 12, "every fabric lost some pair of groups' cables");
 }
 
+/// Local damage alone: every pair of groups keeps its cables, so paths
+/// take one global hop, but for entries through a neighbouring group
+/// (`entry`) where the cable lands far from the destination or a switch
+/// has a shorter way out of its own: those are the only paths with two
+/// global hops, on the entry SLs, and the VLs stay at 3.
 #[test]
-fn local_damage_alone_needs_two_vls_and_one_sl() {
+fn local_damage_alone_takes_two_global_hops_only_on_entries() {
+    let mut entries = 0;
     for seed in 1..=4 {
         let f = damaged(6, 3, 2, (0.0, 0.0, 0.08), seed);
         let r = route(&f, &DlaOptions::default()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let report = analyze(&f, &r);
         assert!(report.delivered() && report.credit_loop.is_none(), "seed {seed}");
         let p = paths(&f, &r);
-        assert_eq!(p.most_global_hops, 1, "seed {seed}: {p:?}");
+        assert!(p.most_global_hops <= 2 && p.not_minimal == 0, "seed {seed}: {p:?}");
+        assert!(r.vls_needed() <= 3, "seed {seed}");
         if r.path_sl == crate::routing::PathSl::Uniform(0) {
             assert_eq!(r.vls_needed(), 2, "seed {seed}");
-        } else {
-            // A switch that could not reach its group's cable made its own
-            // group the middle one.
-            assert!(r.vls_needed() <= 3, "seed {seed}");
+            continue;
+        }
+        let entry_sls = plan::ENTRY_OFFSET..=plan::LAST_ENTRY_OFFSET;
+        for src in f.cas() {
+            let (slid, _) = f.lids().find(|(_, o)| o.node == src).unwrap();
+            for (dlid, owner) in f.ca_lids().filter(|(_, o)| o.node != src) {
+                let hops = trace(&f, &r.lfts, PortRef::new(src, 1), dlid).unwrap();
+                let globals = hops.windows(2).filter(|w| true_group(&f, w[0].switch) != true_group(&f, w[1].switch)).count();
+                let sl = r.path_sl.sl(slid, dlid);
+                if globals == 2 {
+                    assert!(entry_sls.contains(&sl), "seed {seed}: {src} -> {owner:?} has two global hops on SL {sl}");
+                    entries += 1;
+                }
+            }
         }
     }
+    assert!(entries > 0, "some switch or group takes an entry");
 }
 
 /// The link-equivalence mapping's tolerance (40 % of switches and 10 % of
@@ -312,7 +326,7 @@ fn reserve_layers_need_their_own_vls() {
         for (i, o) in (0..ports).flat_map(|i| (0..ports).map(move |o| (i, o))) {
             let (i, o) = (PortNum::new(i), PortNum::new(o));
             let mut table = *sl2vl.switch_table(s, i, o);
-            table[1 + COLOURS as usize..].fill(0);
+            table[1 + plan::LAST_ENTRY_OFFSET as usize..].fill(0);
             sl2vl.set_switch(s, i, o, table);
         }
     }
