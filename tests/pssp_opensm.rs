@@ -303,7 +303,7 @@ fn pssp_on_a_dragonfly_and_a_slim_fly_with_doubled_cables() {
             let (_sim, _osm, fabric, read) = check_pssp(name, &net, 0);
             let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
             let ebb = osmroute_core::analysis::ebb::effective_bisection(&fabric, &read, 300, 1);
-            (efi, ebb, every_parallel_cable_used(&fabric, &read), harness::average_load_bound(&fabric))
+            (efi, ebb, every_parallel_cable_used(&fabric, &read), osmroute_core::analysis::report::minimal_routing_load_bound(&fabric))
         };
         let (efi1, ebb1, _, _) = quality(&format!("{name}1"), family);
         let (efi2, ebb2, all_used, average) =

@@ -69,21 +69,6 @@ pub fn check_loop_free(dir: &Path, args: &[&str]) -> String {
     report
 }
 
-/// Lower bound on the edge forwarding index of minimal routing, from the
-/// fabric alone: every pair of switches a, b sends hosts(a) * hosts(b)
-/// routes over dist(a, b) inter-switch channels (parallel cables each
-/// count), so the busiest channel carries at least the average.
-pub fn average_load_bound(f: &osmroute_core::Fabric) -> u64 {
-    let g = f.graph();
-    let route_hops: u64 = g
-        .ids()
-        .flat_map(|a| g.ids().map(move |b| (a, b)))
-        .map(|(a, b)| u64::from(g.hosts(a) * g.hosts(b)) * u64::from(g.dist(a, b)))
-        .sum();
-    let channels: u64 = g.ids().map(|s| g.cables(s).iter().filter(|c| c.to != s).count() as u64).sum();
-    route_hops.div_ceil(channels.max(1))
-}
-
 /// `osmroute gen FAMILY... --shuffle-ports --seed SEED` as net-file text:
 /// port numbers that carry no structure, so engines must read the graph.
 pub fn generate_shuffled(family: &[&str], seed: u64) -> String {

@@ -76,18 +76,9 @@ fn forced_bound(f: &Fabric) -> u64 {
         .unwrap_or(0)
 }
 
-/// Average bound: minimal routing puts hosts(a) * hosts(b) routes on
-/// dist(a, b) channels for every pair of switches, so the busiest
-/// inter-switch channel carries at least the average of that sum.
+/// Average bound (see `minimal_routing_load_bound`).
 fn average_bound(f: &Fabric) -> u64 {
-    let g = f.graph();
-    let route_hops: u64 = g
-        .ids()
-        .flat_map(|a| g.ids().map(move |b| (a, b)))
-        .map(|(a, b)| u64::from(g.hosts(a) * g.hosts(b)) * u64::from(g.dist(a, b)))
-        .sum();
-    let channels = g.ids().map(|s| g.cables(s).iter().filter(|c| c.to != s).count() as u64).sum::<u64>();
-    route_hops.div_ceil(channels.max(1))
+    crate::analysis::report::minimal_routing_load_bound(f)
 }
 
 /// The best lower bound on the EFI of minimal routing these give: every
