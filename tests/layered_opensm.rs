@@ -13,6 +13,7 @@ use harness::readback::{
     ibdmchk_lmc, ibdmchk_lmc_with, read_back, sl2vl_rows, with_enhanced_port0, write_flat_sl2vl,
 };
 use harness::{check_loop_free, generate_shuffled, osmroute, Sim};
+use osmroute_core::analysis::bounds;
 use osmroute_core::fabric::{Lid, PortNum, SwitchId};
 use osmroute_core::{Fabric, Routing};
 
@@ -155,35 +156,13 @@ fn trees_with_parallel_cables_reach_the_cut_bound() {
         assert!(osm.log().contains(ROUTED), "{name}: layered did not configure the tables");
         osm.assert_no_errors();
         let (fabric, read) = read_back(&sim, &net);
-        let g = fabric.graph();
-        let n = g.switch_count();
-        let total: u64 = g.ids().map(|s| u64::from(g.hosts(s))).sum();
-        // Leaves, and on three levels the pods: a leaf with its middle
-        // switches' other leaves (what the middle switches reach down).
-        let mut sets: Vec<Vec<bool>> = Vec::new();
-        for leaf in g.ids().filter(|&s| g.hosts(s) > 0) {
-            let mut inside = vec![false; n];
-            inside[leaf.idx()] = true;
-            if pods {
-                for &mid in g.neighbours(leaf) {
-                    inside[mid.idx()] = true;
-                    for &x in g.neighbours(mid).iter().filter(|&&x| g.hosts(x) > 0) {
-                        inside[x.idx()] = true;
-                    }
-                }
-            }
-            sets.push(inside);
+        // Leaves, and on three levels the pods (what stays connected
+        // below the top level).
+        let mut sets = bounds::host_switches(&fabric);
+        if pods {
+            sets.extend(bounds::tree_pods(&fabric));
         }
-        let bound = sets
-            .iter()
-            .map(|inside| {
-                let hosts: u64 = g.ids().filter(|s| inside[s.idx()]).map(|s| u64::from(g.hosts(s))).sum();
-                let cables =
-                    g.ids().filter(|s| inside[s.idx()]).flat_map(|s| g.cables(s)).filter(|c| !inside[c.to.idx()]).count();
-                ((1u64 << lmc) * hosts * (total - hosts)).div_ceil(cables as u64)
-            })
-            .max()
-            .unwrap();
+        let bound = sets.iter().map(|inside| bounds::cut(&fabric, inside, 1 << lmc)).max().unwrap();
         let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
         assert_eq!(efi, bound, "{name}: every layer");
         let report = ibdmchk_lmc(&osm.dir, lmc);

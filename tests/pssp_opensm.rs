@@ -11,6 +11,7 @@ use std::time::Duration;
 use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
 use harness::readback::{ibdmchk, ibdmchk_lmc, read_back, sl2vl_rows, switches, with_enhanced_port0};
 use harness::{check_loop_free, OpenSm, Sim};
+use osmroute_core::analysis::bounds;
 use osmroute_core::routing::walk::trace;
 use osmroute_core::{Fabric, SwitchId};
 
@@ -206,53 +207,11 @@ fn pssp_best_effort_routes_with_a_loud_warning() {
     assert!(report.contains("Found credit loop"), "ibdmchk: {report}");
 }
 
-/// The cut bound of a switch set, from the fabric alone: its hosts send
-/// to every host elsewhere over the cables leaving it (parallel ones each
-/// count), so one of them carries at least ⌈routes / cables⌉.
-fn cut_bound(f: &Fabric, inside: &[bool]) -> u64 {
-    let g = f.graph();
-    let total: u64 = g.ids().map(|s| u64::from(g.hosts(s))).sum();
-    let hosts: u64 = g.ids().filter(|s| inside[s.idx()]).map(|s| u64::from(g.hosts(s))).sum();
-    let cables = g.ids().filter(|s| inside[s.idx()]).flat_map(|s| g.cables(s)).filter(|c| !inside[c.to.idx()]).count();
-    (hosts * (total - hosts)).div_ceil(cables.max(1) as u64)
-}
-
 /// The best cut bound over every leaf and, on a multi-level tree, every
 /// pod (what stays connected below the top level).
 fn tree_cut_bound(f: &Fabric) -> u64 {
-    let g = f.graph();
-    let n = g.switch_count();
-    let leaves: Vec<SwitchId> = g.ids().filter(|&s| g.hosts(s) > 0).collect();
-    let mut bfs = osmroute_core::fabric::Bfs::new(n);
-    bfs.run_from(g, &leaves);
-    let top = g.ids().map(|s| bfs.dist(s)).max().unwrap_or(0);
-    let mut sets: Vec<Vec<bool>> = leaves
-        .iter()
-        .map(|&s| {
-            let mut inside = vec![false; n];
-            inside[s.idx()] = true;
-            inside
-        })
-        .collect();
-    let mut seen = vec![false; n];
-    for start in g.ids().filter(|&s| bfs.dist(s) < top) {
-        if seen[start.idx()] {
-            continue;
-        }
-        let (mut inside, mut stack) = (vec![false; n], vec![start]);
-        seen[start.idx()] = true;
-        while let Some(x) = stack.pop() {
-            inside[x.idx()] = true;
-            for &y in g.neighbours(x) {
-                if bfs.dist(y) < top && !seen[y.idx()] {
-                    seen[y.idx()] = true;
-                    stack.push(y);
-                }
-            }
-        }
-        sets.push(inside);
-    }
-    sets.iter().map(|set| cut_bound(f, set)).max().unwrap_or(0)
+    let sets = [bounds::host_switches(f), bounds::tree_pods(f)].concat();
+    sets.iter().map(|set| bounds::cut(f, set, 1)).max().unwrap_or(0)
 }
 
 /// Routes per inter-switch channel of the read-back tables, and whether
@@ -303,7 +262,7 @@ fn pssp_on_a_dragonfly_and_a_slim_fly_with_doubled_cables() {
             let (_sim, _osm, fabric, read) = check_pssp(name, &net, 0);
             let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
             let ebb = osmroute_core::analysis::ebb::effective_bisection(&fabric, &read, 300, 1);
-            (efi, ebb, every_parallel_cable_used(&fabric, &read), osmroute_core::analysis::report::minimal_routing_load_bound(&fabric))
+            (efi, ebb, every_parallel_cable_used(&fabric, &read), bounds::minimal_routing_average(&fabric))
         };
         let (efi1, ebb1, _, _) = quality(&format!("{name}1"), family);
         let (efi2, ebb2, all_used, average) =

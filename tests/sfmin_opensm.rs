@@ -90,7 +90,7 @@ fn doubled_slim_fly_spreads_over_both_cables_of_each_pair() {
     assert_switches_hold_offline_run(&osm, &net, (&fabric, &routing), "sfmin", "");
     let report = osmroute_core::analysis::report::analyze(&fabric, &routing);
     assert!(report.delivered() && report.max_hops() <= 2, "{:?}", report.failures);
-    assert_eq!(report.edge_forwarding_index(), osmroute_core::analysis::report::minimal_routing_load_bound(&fabric));
+    assert_eq!(report.edge_forwarding_index(), osmroute_core::analysis::bounds::minimal_routing_average(&fabric));
     let ibdm = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
     assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
     check_loop_free(&osm.dir, &["--patterns", "100", "--max-hops", "2"]);

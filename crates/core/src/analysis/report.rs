@@ -40,21 +40,6 @@ impl Report {
     }
 }
 
-/// A lower bound on the edge forwarding index of any minimal routing of
-/// the fabric: every pair of switches a, b sends hosts(a) * hosts(b)
-/// routes over dist(a, b) inter-switch channels (parallel cables each
-/// count), so the busiest channel carries at least the average.
-pub fn minimal_routing_load_bound(fabric: &Fabric) -> u64 {
-    let g = fabric.graph();
-    let route_hops: u64 = g
-        .ids()
-        .flat_map(|a| g.ids().map(move |b| (a, b)))
-        .map(|(a, b)| u64::from(g.hosts(a) * g.hosts(b)) * u64::from(g.dist(a, b)))
-        .sum();
-    let channels: u64 = g.ids().map(|s| g.cables(s).iter().filter(|c| c.to != s).count() as u64).sum();
-    route_hops.div_ceil(channels.max(1))
-}
-
 /// One thread's share of the routes: everything `Report` sums up.
 struct Partial<'a> {
     routes: u64,

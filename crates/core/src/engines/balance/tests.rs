@@ -4,6 +4,7 @@
 //! bisection bandwidth against a reference routing built here, and credit
 //! loops as `osmroute check` finds them.
 
+use crate::analysis::bounds;
 use crate::analysis::ebb::effective_bisection;
 use crate::analysis::report::analyze;
 use crate::fabric::{Fabric, FabricBuilder, PortNum, SwitchId, VlBudget};
@@ -16,24 +17,6 @@ fn fabric(builder: FabricBuilder, lmc: u8) -> Fabric {
     b.set_lmc(lmc);
     b.set_vl_budget(VlBudget { data_vls: 8, limited_by: "the test offers 8".into(), ..VlBudget::default() });
     b.build().unwrap()
-}
-
-fn hosts_total(f: &Fabric) -> u64 {
-    let g = f.graph();
-    g.ids().map(|s| u64::from(g.hosts(s))).sum()
-}
-
-/// Cut bound: the host-to-host routes leaving (or entering) the switch set
-/// `inside` must cross its cables, so some cable carries at least
-/// ⌈routes / cables⌉ of them in each direction.
-fn cut_bound(f: &Fabric, inside: &[bool]) -> u64 {
-    let g = f.graph();
-    let hosts_in: u64 = g.ids().filter(|s| inside[s.idx()]).map(|s| u64::from(g.hosts(s))).sum();
-    let cables = g.ids().filter(|s| inside[s.idx()]).flat_map(|s| g.cables(s)).filter(|c| !inside[c.to.idx()]).count();
-    if cables == 0 {
-        return 0;
-    }
-    (hosts_in * (hosts_total(f) - hosts_in)).div_ceil(cables as u64)
 }
 
 /// Bound from forced hops: when every minimal path from switch a to
@@ -76,24 +59,15 @@ fn forced_bound(f: &Fabric) -> u64 {
         .unwrap_or(0)
 }
 
-/// Average bound (see `minimal_routing_load_bound`).
-fn average_bound(f: &Fabric) -> u64 {
-    crate::analysis::report::minimal_routing_load_bound(f)
-}
-
 /// The best lower bound on the EFI of minimal routing these give: every
 /// switch with hosts as a cut, the extra `sets`, forced hops and the
 /// average.
 fn efi_bound(f: &Fabric, sets: &[Vec<bool>]) -> u64 {
-    let g = f.graph();
-    let singles = g.ids().filter(|&s| g.hosts(s) > 0).map(|s| {
-        let mut inside = vec![false; g.switch_count()];
-        inside[s.idx()] = true;
-        cut_bound(f, &inside)
-    });
-    singles
-        .chain(sets.iter().map(|set| cut_bound(f, set)))
-        .chain([forced_bound(f), average_bound(f)])
+    bounds::host_switches(f)
+        .iter()
+        .chain(sets)
+        .map(|set| bounds::cut(f, set, 1))
+        .chain([forced_bound(f), bounds::minimal_routing_average(f)])
         .max()
         .unwrap_or(0)
 }
@@ -175,38 +149,6 @@ fn leaf_spine_with_single_cables_reaches_the_optimal_efi() {
     leaf_spine_reaches_the_optimum(6, 6, 6, 1);
 }
 
-/// Switch sets below the top level of a tree (pods): the components left
-/// when the switches farthest from every host switch are taken away.
-fn pods(f: &Fabric) -> Vec<Vec<bool>> {
-    let g = f.graph();
-    let n = g.switch_count();
-    let leaves: Vec<SwitchId> = g.ids().filter(|&s| g.hosts(s) > 0).collect();
-    let mut bfs = crate::fabric::Bfs::new(n);
-    bfs.run_from(g, &leaves);
-    let top = g.ids().map(|s| bfs.dist(s)).max().unwrap_or(0);
-    let mut pod_of = vec![usize::MAX; n];
-    let mut pods = Vec::new();
-    for start in g.ids().filter(|&s| bfs.dist(s) < top) {
-        if pod_of[start.idx()] != usize::MAX {
-            continue;
-        }
-        let mut inside = vec![false; n];
-        let mut stack = vec![start];
-        pod_of[start.idx()] = pods.len();
-        while let Some(x) = stack.pop() {
-            inside[x.idx()] = true;
-            for &y in g.neighbours(x) {
-                if bfs.dist(y) < top && pod_of[y.idx()] == usize::MAX {
-                    pod_of[y.idx()] = pods.len();
-                    stack.push(y);
-                }
-            }
-        }
-        pods.push(inside);
-    }
-    pods
-}
-
 /// The fabric with its switches' GUIDs permuted (seeded): another
 /// numbering of the same switches, as another SM or net file gives.
 fn renumber_switches(b: &FabricBuilder, seed: u64) -> FabricBuilder {
@@ -245,7 +187,7 @@ fn three_level_pgfts_with_parallel_cables_reach_the_pod_cut_bound() {
             let b = gen::shuffle_ports(&pgft::pgft(p3).unwrap(), 7);
             let b = if numbering == 0 { b } else { renumber_switches(&b, numbering) };
             let f = fabric(b, 0);
-            let pods = pods(&f);
+            let pods = bounds::tree_pods(&f);
             let leaf_bound = efi_bound(&f, &[]);
             let bound = efi_bound(&f, &pods);
             assert!(bound > leaf_bound, "tree {k}: the pods' cables are the bottleneck: {bound} vs {leaf_bound}");
@@ -313,7 +255,7 @@ fn doubled_slim_fly_cables_are_even_whatever_the_lid_numbers() {
     for seed in [1, 2, 3] {
         let f = fabric_with_scattered_lids(doubled_slim_fly(), seed);
         let bound = efi_bound(&f, &[]);
-        assert_eq!(bound, average_bound(&f), "the average is the bound here");
+        assert_eq!(bound, bounds::minimal_routing_average(&f), "the average is the bound here");
         for (name, _, efi, _) in balanced_routings(&f, true) {
             assert_eq!(efi, bound, "{name}, LIDs dealt with seed {seed}");
         }
@@ -344,7 +286,7 @@ fn spreading_moves_lids_only_between_a_bundles_cables() {
             }
         }
     }
-    let bound = average_bound(&f);
+    let bound = bounds::minimal_routing_average(&f);
     let piled = efi(&lfts);
     assert!(piled > bound, "piled on one cable of each pair: EFI {piled}, average {bound}");
     let mut spreader = super::BundleSpreader::new(g);
