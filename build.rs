@@ -21,9 +21,15 @@ fn main() {
     // those threads still sit in would crash it on the way out.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
 
-    let include_root = env::var("OSMROUTE_OPENSM_INCLUDE").map(PathBuf::from).ok().or_else(|| {
-        HEADER_ROOTS.iter().map(PathBuf::from).find(|p| p.join("opensm/osm_opensm.h").exists())
-    });
+    let include_root = env::var("OSMROUTE_OPENSM_INCLUDE")
+        .map(PathBuf::from)
+        .ok()
+        .or_else(|| {
+            HEADER_ROOTS
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.join("opensm/osm_opensm.h").exists())
+        });
     let Some(include_root) = include_root else {
         eprintln!(
             "error: OpenSM headers not found (looked for opensm/osm_opensm.h under {}).\n\
@@ -33,7 +39,10 @@ fn main() {
         );
         std::process::exit(1);
     };
-    println!("cargo:rerun-if-changed={}", include_root.join("opensm/osm_version.h").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        include_root.join("opensm/osm_version.h").display()
+    );
 
     cc::Build::new()
         .file("src/shim/osmroute_shim.c")

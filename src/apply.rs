@@ -16,9 +16,17 @@ use crate::osm::SwitchHandle;
 /// entries on a Dragonfly, each a malloc inside OpenSM — are read only by
 /// the lid-matrix dump, so they are filled only with `all_lids` (when that
 /// dump is being written).
-pub fn write_tables(fabric: &Fabric, routing: &Routing, switches: &mut [SwitchHandle], all_lids: bool) -> Result<(), String> {
-    let lids: Vec<Lid> =
-        fabric.lids().filter(|(_, owner)| all_lids || fabric.node(owner.node).is_switch()).map(|(lid, _)| lid).collect();
+pub fn write_tables(
+    fabric: &Fabric,
+    routing: &Routing,
+    switches: &mut [SwitchHandle],
+    all_lids: bool,
+) -> Result<(), String> {
+    let lids: Vec<Lid> = fabric
+        .lids()
+        .filter(|(_, owner)| all_lids || fabric.node(owner.node).is_switch())
+        .map(|(lid, _)| lid)
+        .collect();
     let started = std::time::Instant::now();
     let hops = routing.hop_table(fabric, &lids);
     // Non-base LIDs of switches (only with lmc_esp0) -> their base LID.
@@ -28,14 +36,17 @@ pub fn write_tables(fabric: &Fabric, routing: &Routing, switches: &mut [SwitchHa
         .flat_map(|(_, p)| p.lids().skip(1).map(move |lid| (lid, p.lid)))
         .collect();
     let hop_ms = started.elapsed().as_secs_f64() * 1e3;
-    let mut work: Vec<(&mut SwitchHandle, Option<String>)> = switches.iter_mut().map(|sw| (sw, None)).collect();
+    let mut work: Vec<(&mut SwitchHandle, Option<String>)> =
+        switches.iter_mut().map(|sw| (sw, None)).collect();
     // Switches are independent (osm_switch_set_hops touches only its own
     // switch, and malloc is thread-safe): write them on all cores.
     osmroute_core::parallel::for_each_row(&mut work, |si, (sw, problem)| {
         let si = SwitchId::new(si);
         let ours = &routing.lfts[si];
         let Some(lft) = sw.new_lft() else {
-            *problem = Some(format!("{si} has no new LFT buffer; OpenSM did not prepare it for routing"));
+            *problem = Some(format!(
+                "{si} has no new LFT buffer; OpenSM did not prepare it for routing"
+            ));
             return;
         };
         let n = lft.len().min(ours.len());

@@ -21,7 +21,11 @@ struct Stamp {
 fn stamp(path: &std::path::Path) -> Option<Stamp> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
-    Some(Stamp { modified: meta.modified().ok(), len: meta.len(), inode: meta.ino() })
+    Some(Stamp {
+        modified: meta.modified().ok(),
+        len: meta.len(),
+        inode: meta.ino(),
+    })
 }
 
 pub struct ConfigSource {
@@ -36,7 +40,11 @@ pub struct ConfigSource {
 impl ConfigSource {
     pub fn from_environment() -> Self {
         let (path, explicit) = Settings::location();
-        ConfigSource { path, explicit, loaded: Mutex::new(None) }
+        ConfigSource {
+            path,
+            explicit,
+            loaded: Mutex::new(None),
+        }
     }
 
     /// Where the options come from, for the log.
@@ -52,19 +60,27 @@ impl ConfigSource {
     /// decline on every pass, saying why.
     pub fn current(&self) -> Arc<Settings> {
         let now = stamp(&self.path);
-        let Ok(mut loaded) = self.loaded.lock() else { return Arc::new(Settings::defaults()) };
+        let Ok(mut loaded) = self.loaded.lock() else {
+            return Arc::new(Settings::defaults());
+        };
         if let Some((seen, settings)) = loaded.as_ref() {
             if *seen == now {
                 return settings.clone();
             }
         }
         let reread = loaded.is_some();
-        let settings = Arc::new(Settings::load(&self.path, self.explicit, &config_sections()));
+        let settings = Arc::new(Settings::load(
+            &self.path,
+            self.explicit,
+            &config_sections(),
+        ));
         if reread {
             log::info!("configuration changed: options from {}", self.describe());
         }
         for e in settings.errors() {
-            log::error!("configuration error: {e}; the engines it concerns decline until it is fixed");
+            log::error!(
+                "configuration error: {e}; the engines it concerns decline until it is fixed"
+            );
         }
         *loaded = Some((now, settings.clone()));
         settings

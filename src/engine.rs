@@ -60,7 +60,10 @@ fn ms(since: Instant) -> f64 {
 impl EngineContext {
     pub fn new(registration: &'static Registration, osm: Osm) -> Self {
         let name = registration.info.name;
-        log::info!("{name}: set up (options from {})", registration.config.describe());
+        log::info!(
+            "{name}: set up (options from {})",
+            registration.config.describe()
+        );
         EngineContext {
             registration,
             osm,
@@ -84,28 +87,45 @@ impl EngineContext {
         let settings = self.registration.config.current();
         let started = Instant::now();
         let options = self.osm.options();
-        let mut snapshot = snapshot::take(self.osm, &options).map_err(|e| Error::declined(name, e.to_string()))?;
+        let mut snapshot =
+            snapshot::take(self.osm, &options).map_err(|e| Error::declined(name, e.to_string()))?;
         let snapshot_ms = ms(started);
         // The hop-row pages are made private on this thread alone, before
         // any thread of ours starts (see `prefault_hop_row_pointers`).
         let prefault = Instant::now();
-        snapshot.switches.iter_mut().for_each(SwitchHandle::prefault_hop_row_pointers);
+        snapshot
+            .switches
+            .iter_mut()
+            .for_each(SwitchHandle::prefault_hop_row_pointers);
         let prefault_ms = ms(prefault);
         let fabric = snapshot.fabric;
         let mut switches = snapshot.switches;
-        let switch_lids: Vec<Lid> = fabric.lids().filter(|(_, o)| fabric.node(o.node).is_switch()).map(|(l, _)| l).collect();
+        let switch_lids: Vec<Lid> = fabric
+            .lids()
+            .filter(|(_, o)| fabric.node(o.node).is_switch())
+            .map(|(l, _)| l)
+            .collect();
         let compute = Instant::now();
         // OpenSM allocates its hop-table rows on first use; doing that
         // beside the routing takes it off the critical path.
         let (reserved, (outcome, routed)) = osmroute_core::parallel::join(
             || {
-                let done = std::panic::catch_unwind(AssertUnwindSafe(|| apply::reserve_hop_rows(&mut switches, &switch_lids)));
+                let done = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    apply::reserve_hop_rows(&mut switches, &switch_lids)
+                }));
                 (done.is_ok(), Instant::now())
             },
-            || (osmroute_core::pipeline::route(self.registration.info, &settings, &fabric), Instant::now()),
+            || {
+                (
+                    osmroute_core::pipeline::route(self.registration.info, &settings, &fabric),
+                    Instant::now(),
+                )
+            },
         );
         if !reserved.0 {
-            log::warn!("{name}: reserving hop-table rows failed; they will be allocated while writing");
+            log::warn!(
+                "{name}: reserving hop-table rows failed; they will be allocated while writing"
+            );
         }
         // The time the routing then waited for the reservation.
         let reserve_ms = reserved.1.saturating_duration_since(routed).as_secs_f64() * 1e3;
@@ -118,8 +138,17 @@ impl EngineContext {
             "snapshot {snapshot_ms:.1} ms, hop-row pages {prefault_ms:.1} ms, compute {compute_ms:.1} ms, \
              then waiting for OpenSM's hop-table rows {reserve_ms:.1} ms"
         );
-        let pending = Pending { fabric, outcome, switches, started, timings };
-        *self.pending.lock().map_err(|_| Error::declined(name, "internal lock poisoned"))? = Some(pending);
+        let pending = Pending {
+            fabric,
+            outcome,
+            switches,
+            started,
+            timings,
+        };
+        *self
+            .pending
+            .lock()
+            .map_err(|_| Error::declined(name, "internal lock poisoned"))? = Some(pending);
         Ok(())
     }
 
@@ -145,16 +174,32 @@ impl EngineContext {
     /// `dump_files_dir`, and publishes the routing.
     pub fn write(&self) -> Result<(), Error> {
         let name = self.name();
-        let Pending { fabric, outcome, mut switches, started, timings } = self
+        let Pending {
+            fabric,
+            outcome,
+            mut switches,
+            started,
+            timings,
+        } = self
             .pending
             .lock()
             .map_err(|_| Error::declined(name, "internal lock poisoned"))?
             .take()
-            .ok_or_else(|| Error::declined(name, "forwarding tables requested before the routing was computed"))?;
+            .ok_or_else(|| {
+                Error::declined(
+                    name,
+                    "forwarding tables requested before the routing was computed",
+                )
+            })?;
         let options = self.osm.options();
         let write_start = Instant::now();
-        apply::write_tables(&fabric, &outcome.routing, &mut switches, options.routing_dumps)
-            .map_err(|e| Error::declined(name, e))?;
+        apply::write_tables(
+            &fabric,
+            &outcome.routing,
+            &mut switches,
+            options.routing_dumps,
+        )
+        .map_err(|e| Error::declined(name, e))?;
         let write_ms = ms(write_start);
         let published = Arc::new(Published { fabric, outcome });
         if let Ok(mut slot) = self.published.write() {
@@ -177,10 +222,19 @@ impl EngineContext {
     /// always the path selection, without which hosts cannot use the
     /// routing. Files of ours from earlier passes go.
     fn write_dumps(&self, published: &Published, options: &crate::osm::Options) {
-        let contents = if options.routing_dumps { Contents::ForChecking } else { Contents::Essential };
+        let contents = if options.routing_dumps {
+            Contents::ForChecking
+        } else {
+            Contents::Essential
+        };
         let settings = self.registration.config.current();
         let dump_options = DumpOptions::read(&settings.section(DUMP_SECTION)).unwrap_or_default();
-        let bundle = Bundle::new(&published.fabric, &published.outcome, contents, &dump_options);
+        let bundle = Bundle::new(
+            &published.fabric,
+            &published.outcome,
+            contents,
+            &dump_options,
+        );
         for why in &bundle.skipped {
             log::warn!("{why}");
         }
@@ -193,11 +247,17 @@ impl EngineContext {
     /// The SL-to-VL table OpenSM is about to program, with this routing's.
     pub fn sl2vl(&self, owner: PortOwner, in_port: u8, out_port: u8, raw: &mut [u8; 8]) {
         let Some(p) = self.published() else { return };
-        let Some(sl2vl) = &p.outcome.routing.sl2vl else { return };
+        let Some(sl2vl) = &p.outcome.routing.sl2vl else {
+            return;
+        };
         match owner {
             PortOwner::Switch { guid } => {
                 if let Some(s) = p.fabric.switch_with_guid(guid) {
-                    *raw = pack_sl2vl(sl2vl.switch_table(s, PortNum::new(in_port), PortNum::new(out_port)));
+                    *raw = pack_sl2vl(sl2vl.switch_table(
+                        s,
+                        PortNum::new(in_port),
+                        PortNum::new(out_port),
+                    ));
                 }
             }
             PortOwner::ChannelAdapter => *raw = pack_sl2vl(&sl2vl.ca_table(&unpack_sl2vl(raw))),
@@ -208,7 +268,11 @@ impl EngineContext {
     /// `src_base` to the one with `dest_base`, if it chose one (opensm-patch's
     /// SA asks, from its worker threads).
     pub fn path_dlid(&self, src_base: Lid, dest_base: Lid) -> Option<Lid> {
-        self.published()?.outcome.dlid_choice.as_ref()?.get(src_base, dest_base)
+        self.published()?
+            .outcome
+            .dlid_choice
+            .as_ref()?
+            .get(src_base, dest_base)
     }
 
     /// The SL of the path from `slid` to `dlid` (`hint` before any pass).

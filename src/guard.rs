@@ -13,7 +13,11 @@ thread_local! {
 /// Runs `body`; logs an error as it is (its message names the engine and
 /// the fix), a panic with `what` and where it happened, and returns
 /// `on_failure` for both.
-pub fn guarded<T, E: std::fmt::Display>(what: &str, on_failure: T, body: impl FnOnce() -> Result<T, E>) -> T {
+pub fn guarded<T, E: std::fmt::Display>(
+    what: &str,
+    on_failure: T,
+    body: impl FnOnce() -> Result<T, E>,
+) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(value)) => value,
         Ok(Err(e)) => {
@@ -26,7 +30,9 @@ pub fn guarded<T, E: std::fmt::Display>(what: &str, on_failure: T, body: impl Fn
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            let at = PANIC_LOCATION.with(|l| l.borrow_mut().take()).unwrap_or_default();
+            let at = PANIC_LOCATION
+                .with(|l| l.borrow_mut().take())
+                .unwrap_or_default();
             log::error!(
                 "{what}: internal error (panic at {at}: {msg}); OpenSM continues with its fallback. Please report this."
             );
@@ -39,7 +45,9 @@ pub fn guarded<T, E: std::fmt::Display>(what: &str, on_failure: T, body: impl Fn
 /// OpenSM's log with the location remembered here.
 pub fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+        let at = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()));
         PANIC_LOCATION.with(|l| *l.borrow_mut() = at);
     }));
 }

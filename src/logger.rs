@@ -17,7 +17,9 @@ struct OpenSmLogger {
     target: RwLock<Option<Log>>,
 }
 
-static LOGGER: OpenSmLogger = OpenSmLogger { target: RwLock::new(None) };
+static LOGGER: OpenSmLogger = OpenSmLogger {
+    target: RwLock::new(None),
+};
 
 fn osm_level(level: Level) -> u8 {
     (match level {
@@ -36,7 +38,8 @@ impl OpenSmLogger {
 
 impl log::Log for OpenSmLogger {
     fn enabled(&self, metadata: &Metadata) -> bool {
-        self.target().is_some_and(|log| log.enabled(osm_level(metadata.level())))
+        self.target()
+            .is_some_and(|log| log.enabled(osm_level(metadata.level())))
     }
 
     fn log(&self, record: &Record) {

@@ -35,14 +35,25 @@ impl Plugin {
                 .iter()
                 .filter_map(|&info| {
                     let name = CString::new(info.name).ok()?;
-                    Some(Registration { info, name, config: config.clone() })
+                    Some(Registration {
+                        info,
+                        name,
+                        config: config.clone(),
+                    })
                 })
                 .collect()
         });
         for r in registrations {
             match osm.register_engine(&r.name, r) {
-                Ok(()) => log::info!("registered routing engine '{}': {}", r.info.name, r.info.summary),
-                Err(status) => log::error!("cannot register routing engine '{}' (status {status})", r.info.name),
+                Ok(()) => log::info!(
+                    "registered routing engine '{}': {}",
+                    r.info.name,
+                    r.info.summary
+                ),
+                Err(status) => log::error!(
+                    "cannot register routing engine '{}' (status {status})",
+                    r.info.name
+                ),
             }
         }
         if crate::osm::sa_path_lids_available() {
@@ -66,7 +77,10 @@ impl Plugin {
         match event {
             Event::UnicastRoutingDone => {
                 let used = self.osm.routing_engine_used();
-                if used.as_deref().is_some_and(|name| ENGINES.iter().any(|e| e.name == name)) {
+                if used
+                    .as_deref()
+                    .is_some_and(|name| ENGINES.iter().any(|e| e.name == name))
+                {
                     return Ok(());
                 }
                 let dir = self.osm.options().dump_dir;

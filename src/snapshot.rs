@@ -15,19 +15,28 @@ pub struct Snapshot {
 }
 
 /// What OpenSM's options and the ports' VL capabilities leave for routing.
-fn vl_budget(builder: &FabricBuilder, options: &Options, vl_cap: Option<(u8, NodeId, u8)>) -> VlBudget {
+fn vl_budget(
+    builder: &FabricBuilder,
+    options: &Options,
+    vl_cap: Option<(u8, NodeId, u8)>,
+) -> VlBudget {
     let by_option = VlBudget::data_vls_of_code(options.max_op_vls);
     let mut budget = VlBudget {
         data_vls: by_option,
         sl2vl_programmed: options.qos,
-        limited_by: format!("`max_op_vls {}` allows {by_option}; raise max_op_vls", options.max_op_vls),
+        limited_by: format!(
+            "`max_op_vls {}` allows {by_option}; raise max_op_vls",
+            options.max_op_vls
+        ),
     };
     if let Some((code, node, port)) = vl_cap {
         let by_port = VlBudget::data_vls_of_code(code);
         if by_port < by_option {
             budget.data_vls = by_port;
-            budget.limited_by =
-                format!("port {port} of {} can carry only {by_port} (its VL capability)", describe(builder.node(node)));
+            budget.limited_by = format!(
+                "port {port} of {} can carry only {by_port} (its VL capability)",
+                describe(builder.node(node))
+            );
         }
     }
     budget
@@ -40,10 +49,18 @@ pub fn take(osm: Osm, options: &Options) -> Result<Snapshot, FabricError> {
     let mut nodes = Vec::new();
     let mut handles: Vec<Option<SwitchHandle>> = Vec::new();
     for node in osm.nodes() {
-        let kind = if node.is_switch() { NodeKind::Switch } else { NodeKind::Ca };
+        let kind = if node.is_switch() {
+            NodeKind::Switch
+        } else {
+            NodeKind::Ca
+        };
         let ports = node.port_slots().saturating_sub(1);
         let id = builder.add_node(kind, node.guid(), node.description(), ports);
-        handles.push(if kind == NodeKind::Switch { node.switch() } else { None });
+        handles.push(if kind == NodeKind::Switch {
+            node.switch()
+        } else {
+            None
+        });
         ids.insert(node.key(), id);
         nodes.push(node);
     }
@@ -67,8 +84,12 @@ pub fn take(osm: Osm, options: &Options) -> Result<Snapshot, FabricError> {
             if num == 0 || port.is_down() {
                 continue;
             }
-            let Some((remote, remote_port)) = port.remote() else { continue };
-            let Some(&peer) = ids.get(&remote) else { continue };
+            let Some((remote, remote_port)) = port.remote() else {
+                continue;
+            };
+            let Some(&peer) = ids.get(&remote) else {
+                continue;
+            };
             if is_switch && builder.node(peer).is_switch() {
                 let cap = port.vl_cap();
                 if vl_cap.is_none_or(|(c, _, _)| cap < c) {
@@ -83,6 +104,10 @@ pub fn take(osm: Osm, options: &Options) -> Result<Snapshot, FabricError> {
     builder.set_vl_budget(vl_budget(&builder, options, vl_cap));
     let fabric = builder.build()?;
     // Handles in switch-id (GUID) order, as the fabric numbers switches.
-    let switches = fabric.switches().iter().filter_map(|&n| handles[n.idx()].take()).collect();
+    let switches = fabric
+        .switches()
+        .iter()
+        .filter_map(|&n| handles[n.idx()].take())
+        .collect();
     Ok(Snapshot { fabric, switches })
 }

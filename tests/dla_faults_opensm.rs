@@ -14,7 +14,11 @@ use osmroute_core::gen::dragonfly;
 use osmroute_core::io::netfile;
 
 fn start(name: &str, params: &dragonfly::Params) -> Live {
-    Live::start(name, "dla", netfile::write(&dragonfly::dragonfly(params).expect("valid parameters")))
+    Live::start(
+        name,
+        "dla",
+        netfile::write(&dragonfly::dragonfly(params).expect("valid parameters")),
+    )
 }
 
 /// Port `i` (0-based) of the generator's local ports of a switch, and of
@@ -48,7 +52,10 @@ fn dla_routes_every_resweep_while_cables_and_a_switch_fail() {
         let (now, _, _) = live.check();
         assert!(now.switch_count() <= fabric.switch_count());
     }
-    assert!(live.osm.log().contains("pair(s) of groups without a global cable"));
+    assert!(live
+        .osm
+        .log()
+        .contains("pair(s) of groups without a global cable"));
     live.undo_and_expect(&steps, &first);
 }
 
@@ -66,7 +73,13 @@ fn dla_routes_heavy_damage_and_flaps_live() {
     // of the 171 global cables (one end named; ibsim takes the cable down).
     let mut damage: Vec<String> = (1..g)
         .step_by(3)
-        .map(|group| format!("unlink \"df-g{group}-s{}\"[{}]", group % params.a, global_port(&params, group % params.h)))
+        .map(|group| {
+            format!(
+                "unlink \"df-g{group}-s{}\"[{}]",
+                group % params.a,
+                global_port(&params, group % params.h)
+            )
+        })
         .collect();
     damage.push(format!("unlink \"df-g4-s0\"[{}]", local_port(&params, 1)));
     damage.push(format!("unlink \"df-g9-s5\"[{}]", local_port(&params, 3)));
@@ -74,10 +87,17 @@ fn dla_routes_heavy_damage_and_flaps_live() {
     live.faults(&damage);
     live.check();
     // A global cable of group 0 that the damage left up.
-    let damaged_ends: Vec<(String, u8)> = live.outage.cut.iter().flat_map(|(n, p)| [(n.clone(), *p), live.outage.peer(n, *p)]).collect();
+    let damaged_ends: Vec<(String, u8)> = live
+        .outage
+        .cut
+        .iter()
+        .flat_map(|(n, p)| [(n.clone(), *p), live.outage.peer(n, *p)])
+        .collect();
     let flapping = (0..params.h)
         .map(|i| ("df-g0-s1".to_string(), global_port(&params, i)))
-        .find(|end| !damaged_ends.contains(end) && !damaged_ends.contains(&live.outage.peer(&end.0, end.1)))
+        .find(|end| {
+            !damaged_ends.contains(end) && !damaged_ends.contains(&live.outage.peer(&end.0, end.1))
+        })
         .map(|(n, p)| format!("\"{n}\"[{p}]"))
         .expect("a global cable of df-g0-s1 is up");
     for _ in 0..3 {

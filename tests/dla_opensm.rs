@@ -9,9 +9,9 @@ use std::time::Duration;
 use harness::readback::{ibdmchk, read_back, sl2vl_rows, write_flat_sl2vl};
 use harness::{OpenSm, Sim};
 use osmroute_core::fabric::{Lid, PortRef, SwitchId};
-use osmroute_core::routing::walk::trace;
 use osmroute_core::gen::{self, dragonfly};
 use osmroute_core::io::netfile;
+use osmroute_core::routing::walk::trace;
 use osmroute_core::topology::dragonfly::discover_groups;
 
 const ROUTED: &str = "dla tables configured on all switches";
@@ -31,14 +31,19 @@ fn timeout_for(net: &str) -> Duration {
 }
 
 fn assert_routed_cleanly(osm: &OpenSm) {
-    assert!(osm.log().contains(ROUTED), "dla did not configure the tables");
+    assert!(
+        osm.log().contains(ROUTED),
+        "dla did not configure the tables"
+    );
     osm.assert_no_errors();
 }
 
 /// Everything issue #2 asks of a routed Dragonfly, on tables read back from
 /// the simulated switches.
 fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize) {
-    let dragonfly::Params { a, h, p, groups: g, .. } = params;
+    let dragonfly::Params {
+        a, h, p, groups: g, ..
+    } = params;
     let net = net_of(&params, seed);
     let mut sim = Sim::start(&format!("df{a}{h}{p}g{g}"), &net);
     let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[]);
@@ -57,19 +62,34 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
             let path = trace(&fabric, &routing.lfts, PortRef::new(src, 1), dlid)
                 .unwrap_or_else(|e| panic!("host {src} -> LID {dlid}: {e}"));
             let switch_hops = path.len() - 1;
-            let global = path.windows(2).filter(|w| group(w[0].switch) != group(w[1].switch)).count();
-            assert!(switch_hops <= 3, "host {src} -> LID {dlid}: {switch_hops} inter-switch hops");
-            assert!(global <= 1, "host {src} -> LID {dlid}: {global} global hops");
+            let global = path
+                .windows(2)
+                .filter(|w| group(w[0].switch) != group(w[1].switch))
+                .count();
+            assert!(
+                switch_hops <= 3,
+                "host {src} -> LID {dlid}: {switch_hops} inter-switch hops"
+            );
+            assert!(
+                global <= 1,
+                "host {src} -> LID {dlid}: {global} global hops"
+            );
             pairs += 1;
         }
     }
     assert!(pairs > 0);
 
     // The plugin and an offline run agree on the same fabric and LIDs.
-    let offline = osmroute_core::pipeline::route_by_name("dla", &fabric).expect("offline dla").routing;
+    let offline = osmroute_core::pipeline::route_by_name("dla", &fabric)
+        .expect("offline dla")
+        .routing;
     for (si, (live, mine)) in routing.lfts.iter().zip(&offline.lfts).enumerate() {
         for (lid, _) in fabric.lids() {
-            assert_eq!(live.get(lid), mine.get(lid), "switch index {si}, LID {lid}: switch vs offline");
+            assert_eq!(
+                live.get(lid),
+                mine.get(lid),
+                "switch index {si}, LID {lid}: switch vs offline"
+            );
         }
     }
 
@@ -95,24 +115,45 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
                 continue;
             }
             let rows = sl2vl_rows(&sim, lid, out);
-            assert!(!rows.is_empty(), "no SL2VL rows for switch LID {lid} out {out}");
+            assert!(
+                !rows.is_empty(),
+                "no SL2VL rows for switch LID {lid} out {out}"
+            );
             for (inp, vls) in rows {
                 if inp == out || class(si, inp) == "unused" && inp != 0 {
                     continue;
                 }
                 let want = u8::from(class(si, inp) == "global" && class(si, out) == "local");
-                assert_eq!(vls, vec![want; 16], "switch LID {lid} in {inp} ({}) out {out} ({})", class(si, inp), class(si, out));
+                assert_eq!(
+                    vls,
+                    vec![want; 16],
+                    "switch LID {lid} in {inp} ({}) out {out} ({})",
+                    class(si, inp),
+                    class(si, out)
+                );
                 checked += 1;
             }
         }
     }
-    assert!(checked > sampled_switches * 4, "only {checked} SL2VL pairs checked");
+    assert!(
+        checked > sampled_switches * 4,
+        "only {checked} SL2VL pairs checked"
+    );
 
     // The independent check, with the SLs and SL2VL tables the plugin dumped.
-    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
-    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    let report = ibdmchk(
+        &osm.dir,
+        &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"],
+    );
+    assert!(
+        report.contains("no credit loops found"),
+        "ibdmchk: {report}"
+    );
     assert!(report.contains("1 SLs, 2 VLs used"), "ibdmchk: {report}");
-    assert!(!report.lines().any(|l| l.starts_with("-E-")), "ibdmchk errors: {report}");
+    assert!(
+        !report.lines().any(|l| l.starts_with("-E-")),
+        "ibdmchk errors: {report}"
+    );
 }
 
 #[test]
@@ -129,7 +170,14 @@ fn dla_on_342_host_dragonfly_is_minimal_and_credit_loop_free() {
 /// dla spreads destinations over both.
 #[test]
 fn dla_with_parallel_global_cables_is_minimal_and_credit_loop_free() {
-    check_dragonfly(dragonfly::Params { groups: 5, ..dragonfly::Params::new(4, 2, 2) }, 31, 6);
+    check_dragonfly(
+        dragonfly::Params {
+            groups: 5,
+            ..dragonfly::Params::new(4, 2, 2)
+        },
+        31,
+        6,
+    );
 }
 
 /// The same routing with every SL on VL 0 has credit loops: ibdmchk's
@@ -141,9 +189,18 @@ fn without_the_vl_shift_ibdmchk_finds_credit_loops() {
     let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[]);
     osm.wait_for(UP, timeout_for(&net));
     write_flat_sl2vl(&osm.dir, "flat-sl2vl.txt");
-    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "flat-sl2vl.txt"]);
-    assert!(!report.contains("no credit loops found"), "ibdmchk: {report}");
-    assert!(report.contains("Found credit loop on:"), "ibdmchk: {report}");
+    let report = ibdmchk(
+        &osm.dir,
+        &["-c", "osmroute-path-sl.txt", "-d", "flat-sl2vl.txt"],
+    );
+    assert!(
+        !report.contains("no credit loops found"),
+        "ibdmchk: {report}"
+    );
+    assert!(
+        report.contains("Found credit loop on:"),
+        "ibdmchk: {report}"
+    );
     assert!(report.contains("1 SLs, 1 VLs used"), "ibdmchk: {report}");
 }
 
@@ -154,14 +211,27 @@ fn dla_declines_a_ring_and_opensm_falls_back_to_pssp() {
         net += &format!("Hca 1 \"h{i}\"\n[1] \"s{i}\"[1]\n\n");
     }
     for i in 0..6 {
-        net += &format!("Switch 3 \"s{i}\"\n[1] \"h{i}\"[1]\n[2] \"s{}\"[3]\n[3] \"s{}\"[2]\n\n", (i + 1) % 6, (i + 5) % 6);
+        net += &format!(
+            "Switch 3 \"s{i}\"\n[1] \"h{i}\"[1]\n[2] \"s{}\"[3]\n[3] \"s{}\"[2]\n\n",
+            (i + 1) % 6,
+            (i + 5) % 6
+        );
     }
     let mut sim = Sim::start("ring", &net);
     let osm = sim.opensm(&["routing_engine dla,pssp", "qos TRUE"], &[]);
     osm.wait_for("pssp tables configured on all switches", timeout_for(&net));
     let declines = osm.lines_with("ERR osmroute: dla declines: not a Dragonfly");
-    assert_eq!(declines.len(), 1, "one decline line: {:#?}", osm.lines_with("osmroute"));
-    assert!(declines[0].contains("(s"), "names the switches: {}", declines[0]);
+    assert_eq!(
+        declines.len(),
+        1,
+        "one decline line: {:#?}",
+        osm.lines_with("osmroute")
+    );
+    assert!(
+        declines[0].contains("(s"),
+        "names the switches: {}",
+        declines[0]
+    );
     assert!(!osm.log().contains(ROUTED));
 }
 
@@ -170,7 +240,10 @@ fn dla_declines_without_qos_and_opensm_falls_back() {
     let net = dragonfly_net(4, 2, 2, 3);
     let mut sim = Sim::start("noqos", &net);
     let osm = sim.opensm(&["routing_engine dla,minhop", "qos FALSE"], &[]);
-    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    osm.wait_for(
+        "minhop tables configured on all switches",
+        timeout_for(&net),
+    );
     let declines = osm.lines_with("ERR osmroute: dla declines");
     assert_eq!(declines.len(), 1, "{declines:#?}");
     assert!(declines[0].contains("set `qos TRUE`"), "{}", declines[0]);
@@ -183,11 +256,16 @@ fn a_bad_config_line_makes_dla_decline_naming_key_and_file() {
     let conf = sim.dir.join("osmroute.conf");
     std::fs::write(&conf, "# options\ndla.sl 42\n").expect("write config");
     let conf_s = conf.display().to_string();
-    let osm = sim.opensm(&["routing_engine dla,pssp", "qos TRUE"], &[("OSMROUTE_CONFIG", &conf_s)]);
+    let osm = sim.opensm(
+        &["routing_engine dla,pssp", "qos TRUE"],
+        &[("OSMROUTE_CONFIG", &conf_s)],
+    );
     osm.wait_for("pssp tables configured on all switches", timeout_for(&net));
     let errs = osm.lines_with("ERR osmroute:");
     assert!(
-        errs.iter().any(|l| l.contains(&format!("{conf_s}:2: key 'dla.sl'")) && l.contains("not a number from 0 to 15")),
+        errs.iter()
+            .any(|l| l.contains(&format!("{conf_s}:2: key 'dla.sl'"))
+                && l.contains("not a number from 0 to 15")),
         "{errs:#?}"
     );
     assert!(errs.iter().any(|l| l.contains("dla declines")), "{errs:#?}");
@@ -202,7 +280,10 @@ fn configured_sl_reaches_path_sl_and_the_host_sl2vl_tables() {
     assert_routed_cleanly(&osm);
     let path_sl = osm.file("osmroute-path-sl.txt");
     assert_eq!(path_sl.lines().count(), 72 * 71);
-    assert!(path_sl.lines().all(|l| l.ends_with(" 3")), "every path on SL 3");
+    assert!(
+        path_sl.lines().all(|l| l.ends_with(" 3")),
+        "every path on SL 3"
+    );
     // Host port SL2VL: SL 3 on VL 0 (LID 1 is the first host, the SM's).
     let rows = sim.tool("smpquery", &["sl2vl", "1"]);
     let vls: Vec<u8> = rows
@@ -235,14 +316,32 @@ fn a_heavy_resweep_routes_again() {
 #[test]
 fn dla_routes_a_dragonfly_that_lost_a_switch() {
     let net = harness::generate_shuffled(
-        &["dragonfly", "--a", "5", "--h", "2", "--p", "1", "--groups", "6", "--drop-switches", "0.03"],
+        &[
+            "dragonfly",
+            "--a",
+            "5",
+            "--h",
+            "2",
+            "--p",
+            "1",
+            "--groups",
+            "6",
+            "--drop-switches",
+            "0.03",
+        ],
         1,
     );
     let mut sim = Sim::start("df-mapping", &net);
-    let osm = sim.opensm_configured(&["routing_engine dla,pssp", "qos TRUE"], "dla.groups neighbourhood\n");
+    let osm = sim.opensm_configured(
+        &["routing_engine dla,pssp", "qos TRUE"],
+        "dla.groups neighbourhood\n",
+    );
     osm.wait_for("pssp tables configured on all switches", timeout_for(&net));
     let declines = osm.lines_with("ERR osmroute: dla declines");
-    assert!(declines.len() == 1 && declines[0].contains("dla.groups auto"), "{declines:#?}");
+    assert!(
+        declines.len() == 1 && declines[0].contains("dla.groups auto"),
+        "{declines:#?}"
+    );
     drop(osm);
 
     let osm = sim.opensm(&["routing_engine dla,pssp", "qos TRUE"], &[]);
@@ -250,11 +349,25 @@ fn dla_routes_a_dragonfly_that_lost_a_switch() {
     assert_routed_cleanly(&osm);
     let (fabric, routing) = read_back(&sim, &net);
     for src in fabric.cas() {
-        for (dlid, _) in fabric.lids().filter(|(_, o)| !fabric.node(o.node).is_switch()) {
-            let path = trace(&fabric, &routing.lfts, PortRef::new(src, 1), dlid).unwrap_or_else(|e| panic!("{src} -> {dlid}: {e}"));
-            assert!(path.len() <= 4, "{src} -> LID {dlid}: {} switches", path.len());
+        for (dlid, _) in fabric
+            .lids()
+            .filter(|(_, o)| !fabric.node(o.node).is_switch())
+        {
+            let path = trace(&fabric, &routing.lfts, PortRef::new(src, 1), dlid)
+                .unwrap_or_else(|e| panic!("{src} -> {dlid}: {e}"));
+            assert!(
+                path.len() <= 4,
+                "{src} -> LID {dlid}: {} switches",
+                path.len()
+            );
         }
     }
-    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
-    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    let report = ibdmchk(
+        &osm.dir,
+        &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"],
+    );
+    assert!(
+        report.contains("no credit loops found"),
+        "ibdmchk: {report}"
+    );
 }

@@ -25,15 +25,23 @@ fn check_hxdor(name: &str, family: &[&str], orders: usize) {
     let mut sim = Sim::start(name, &net);
     let osm = sim.opensm(&["routing_engine hxdor", "qos TRUE"], &[]);
     osm.wait_for("SUBNET UP", Duration::from_secs(180));
-    assert!(osm.log().contains("hxdor tables configured on all switches"));
+    assert!(osm
+        .log()
+        .contains("hxdor tables configured on all switches"));
     osm.assert_no_errors();
     let (read_fabric, read) = read_back(&sim, &net);
     let (fabric, offline) =
         assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "hxdor", "");
     assert_eq!(offline.vls_needed() as usize, orders);
     assert_dumped_path_sls(&osm, &fabric, &offline);
-    let report = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
-    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    let report = ibdmchk(
+        &osm.dir,
+        &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"],
+    );
+    assert!(
+        report.contains("no credit loops found"),
+        "ibdmchk: {report}"
+    );
     check_loop_free(&osm.dir, &["--patterns", "100"]);
 }
 
@@ -50,7 +58,11 @@ fn hypercube_4() {
 #[test]
 fn torus_5x6_on_datelines() {
     // Two rings: SL = order · 4 + dateline bits; 2 orders × 2 VLs.
-    check_hxdor("hxdortorus", &["torus", "--dims", "5,6", "--widths", "1,1", "--p", "2"], 4);
+    check_hxdor(
+        "hxdortorus",
+        &["torus", "--dims", "5,6", "--widths", "1,1", "--p", "2"],
+        4,
+    );
 }
 
 #[test]
@@ -58,7 +70,10 @@ fn a_slim_fly_is_declined_and_opensm_falls_back() {
     let net = generate(&["slimfly", "--q", "5", "--p", "1"]);
     let mut sim = Sim::start("hxdorsf", &net);
     let osm = sim.opensm(&["routing_engine hxdor,minhop", "qos TRUE"], &[]);
-    osm.wait_for("minhop tables configured on all switches", Duration::from_secs(180));
+    osm.wait_for(
+        "minhop tables configured on all switches",
+        Duration::from_secs(180),
+    );
     let declines = osm.lines_with("ERR osmroute: hxdor declines");
     assert_eq!(declines.len(), 1, "{declines:#?}");
 }
@@ -71,24 +86,43 @@ fn a_slim_fly_is_declined_and_opensm_falls_back() {
 /// path SLs are the first ones again.
 #[test]
 fn hxdor_routes_every_resweep_while_cables_and_a_switch_fail() {
-    let mut live = Live::start("direct-damage-hx", "hxdor", generate(&["hyperx", "--dims", "3,3,3", "--p", "1"]));
+    let mut live = Live::start(
+        "direct-damage-hx",
+        "hxdor",
+        generate(&["hyperx", "--dims", "3,3,3", "--p", "1"]),
+    );
     let (fabric, first, offline) = live.check();
     let vls = offline.vls_needed();
     assert_eq!(vls, 3);
     let first = live.first_pass(first);
     // The SM's host hangs off hx-0-0-0: its switch stays.
     let steps = [
-        format!("unlink \"hx-1-1-1\"[{}]", live.outage.switch_ports("hx-1-1-1")[0]),
+        format!(
+            "unlink \"hx-1-1-1\"[{}]",
+            live.outage.switch_ports("hx-1-1-1")[0]
+        ),
         "unlink \"hx-2-1-0\"".to_string(),
-        format!("unlink \"hx-0-2-1\"[{}]", live.outage.switch_ports("hx-0-2-1")[1]),
+        format!(
+            "unlink \"hx-0-2-1\"[{}]",
+            live.outage.switch_ports("hx-0-2-1")[1]
+        ),
     ];
     for step in &steps {
         live.faults(std::slice::from_ref(step));
         let (now, _, offline) = live.check();
         assert!(now.switch_count() <= fabric.switch_count());
-        assert!(offline.vls_needed() <= vls, "{step}: {} VLs", offline.vls_needed());
+        assert!(
+            offline.vls_needed() <= vls,
+            "{step}: {} VLs",
+            offline.vls_needed()
+        );
     }
     let detoured = live.osm.lines_with("detour through other dimensions");
-    assert!(detoured.iter().any(|l| !l.contains(", 0 (source switch, LID)")), "no detour through other dimensions: {detoured:#?}");
+    assert!(
+        detoured
+            .iter()
+            .any(|l| !l.contains(", 0 (source switch, LID)")),
+        "no detour through other dimensions: {detoured:#?}"
+    );
     live.undo_and_expect(&steps, &first);
 }

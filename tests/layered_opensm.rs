@@ -36,23 +36,46 @@ fn check_layered(name: &str, lmc: u8, conf: &str) -> (Sim, Fabric, Routing) {
     let mut sim = Sim::start(name, &net);
     let lmc_line = format!("lmc {lmc}");
     // lmc_esp0: switches get 2^LMC LIDs too, as ibdmchk's `-l` expects.
-    let osm = sim.opensm_configured(&["routing_engine layered", "qos TRUE", &lmc_line, "lmc_esp0 TRUE"], conf);
+    let osm = sim.opensm_configured(
+        &[
+            "routing_engine layered",
+            "qos TRUE",
+            &lmc_line,
+            "lmc_esp0 TRUE",
+        ],
+        conf,
+    );
     osm.wait_for(UP, TIMEOUT);
-    assert!(osm.log().contains(ROUTED), "layered did not configure the tables");
+    assert!(
+        osm.log().contains(ROUTED),
+        "layered did not configure the tables"
+    );
     osm.assert_no_errors();
 
     // Every LID of every port, i.e. every layer, as an offline run says.
     let (read_fabric, read) = read_back(&sim, &net);
-    let (fabric, offline) = assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "layered", conf);
+    let (fabric, offline) =
+        assert_switches_hold_offline_run(&osm, &net, (&read_fabric, &read), "layered", conf);
     assert_dumped_path_sls(&osm, &fabric, &offline);
     // The layers are different routes, not copies of layer 0.
-    let ca_lids: Vec<Lid> =
-        fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(_, p)| p.lid).collect();
+    let ca_lids: Vec<Lid> = fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+        .map(|(_, p)| p.lid)
+        .collect();
     let differing = ca_lids
         .iter()
-        .filter(|&&lid| read.lfts.iter().any(|t| (1..1 << lmc).any(|l: u16| t.get(lid.offset(l)) != t.get(lid))))
+        .filter(|&&lid| {
+            read.lfts
+                .iter()
+                .any(|t| (1..1 << lmc).any(|l: u16| t.get(lid.offset(l)) != t.get(lid)))
+        })
         .count();
-    assert_eq!(differing, ca_lids.len(), "every port's other LIDs take other paths somewhere");
+    assert_eq!(
+        differing,
+        ca_lids.len(),
+        "every port's other LIDs take other paths somewhere"
+    );
 
     // SL2VL as programmed on a switch: what the routing asked for.
     let sl2vl = offline.sl2vl.as_ref().expect("layered programs SL2VL");
@@ -70,13 +93,22 @@ fn check_layered(name: &str, lmc: u8, conf: &str) -> (Sim, Fabric, Routing) {
     // ibdmchk looks at base LIDs only unless told the LMC.
     let lmc_arg = lmc.to_string();
     let report = ibdmchk_lmc(&osm.dir, lmc);
-    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    assert!(
+        report.contains("no credit loops found"),
+        "ibdmchk: {report}"
+    );
     let paths = 50 * 49 * (1 << lmc);
-    assert!(report.contains(&format!("Scanned:{paths} CA to CA paths")), "ibdmchk: {report}");
+    assert!(
+        report.contains(&format!("Scanned:{paths} CA to CA paths")),
+        "ibdmchk: {report}"
+    );
     // The check has teeth: the same paths all on VL 0 have credit loops.
     write_flat_sl2vl(&osm.dir, "osmroute-sl2vl.txt.flat");
     let flat_report = ibdmchk_lmc_with(&osm.dir, lmc, Some("osmroute-sl2vl.txt.flat"));
-    assert!(flat_report.contains("Found credit loop"), "ibdmchk on one VL: {flat_report}");
+    assert!(
+        flat_report.contains("Found credit loop"),
+        "ibdmchk on one VL: {flat_report}"
+    );
     let dir = osm.dir.to_str().unwrap();
     check_loop_free(&osm.dir, &["--patterns", "100", "--lmc", &lmc_arg]);
     let (ok, layers) = osmroute(&["layers", dir, "--lmc", &lmc_arg]);
@@ -97,7 +129,11 @@ fn lmc_3_with_virtual_layers() {
 
 #[test]
 fn lmc_2_with_hop_positions() {
-    let (_sim, _, routing) = check_layered("layeredhop2", 2, "layered.deadlock hop_position\nlayered.max_vls 3\n");
+    let (_sim, _, routing) = check_layered(
+        "layeredhop2",
+        2,
+        "layered.deadlock hop_position\nlayered.max_vls 3\n",
+    );
     assert_eq!(routing.vls_needed(), 3);
 }
 
@@ -114,7 +150,10 @@ fn lmc_0_routes_one_layer_and_says_how_to_get_more() {
     osm.wait_for(UP, TIMEOUT);
     assert!(osm.log().contains(ROUTED));
     let hint = osm.lines_with("layered: lmc is 0");
-    assert!(hint.len() == 1 && hint[0].contains("set `lmc 2`"), "{hint:#?}");
+    assert!(
+        hint.len() == 1 && hint[0].contains("set `lmc 2`"),
+        "{hint:#?}"
+    );
 }
 
 #[test]
@@ -128,7 +167,11 @@ fn hop_positions_without_three_vls_fall_back() {
     osm.wait_for("minhop tables configured on all switches", TIMEOUT);
     let declines = osm.lines_with("ERR osmroute: layered declines");
     assert_eq!(declines.len(), 1, "{declines:#?}");
-    assert!(declines[0].contains("needs 3 VLs") && declines[0].contains("layered.max_vls is 2"), "{}", declines[0]);
+    assert!(
+        declines[0].contains("needs 3 VLs") && declines[0].contains("layered.max_vls is 2"),
+        "{}",
+        declines[0]
+    );
 }
 
 /// Trees with parallel cables: a leaf–spine with 4 cables per leaf–spine
@@ -145,15 +188,44 @@ fn hop_positions_without_three_vls_fall_back() {
 #[test]
 fn trees_with_parallel_cables_reach_the_cut_bound() {
     for (name, family, pods, lmc) in [
-        ("layeredls4", &["pgft", "--down", "8,6", "--up", "1,2", "--parallel", "1,4"][..], false, 2u8),
-        ("layeredp3", &["pgft", "--down", "8,4,4", "--up", "1,4,4", "--parallel", "1,2,1"][..], true, 0),
+        (
+            "layeredls4",
+            &["pgft", "--down", "8,6", "--up", "1,2", "--parallel", "1,4"][..],
+            false,
+            2u8,
+        ),
+        (
+            "layeredp3",
+            &[
+                "pgft",
+                "--down",
+                "8,4,4",
+                "--up",
+                "1,4,4",
+                "--parallel",
+                "1,2,1",
+            ][..],
+            true,
+            0,
+        ),
     ] {
         let net = with_enhanced_port0(&generate_shuffled(family, 3));
         let mut sim = Sim::start(name, &net);
         let lmc_line = format!("lmc {lmc}");
-        let osm = sim.opensm(&["routing_engine layered", "qos TRUE", &lmc_line, "lmc_esp0 TRUE"], &[]);
+        let osm = sim.opensm(
+            &[
+                "routing_engine layered",
+                "qos TRUE",
+                &lmc_line,
+                "lmc_esp0 TRUE",
+            ],
+            &[],
+        );
         osm.wait_for(UP, TIMEOUT);
-        assert!(osm.log().contains(ROUTED), "{name}: layered did not configure the tables");
+        assert!(
+            osm.log().contains(ROUTED),
+            "{name}: layered did not configure the tables"
+        );
         osm.assert_no_errors();
         let (fabric, read) = read_back(&sim, &net);
         // Leaves, and on three levels the pods (what stays connected
@@ -162,11 +234,18 @@ fn trees_with_parallel_cables_reach_the_cut_bound() {
         if pods {
             sets.extend(bounds::tree_pods(&fabric));
         }
-        let bound = sets.iter().map(|inside| bounds::cut(&fabric, inside, 1 << lmc)).max().unwrap();
+        let bound = sets
+            .iter()
+            .map(|inside| bounds::cut(&fabric, inside, 1 << lmc))
+            .max()
+            .unwrap();
         let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
         assert_eq!(efi, bound, "{name}: every layer");
         let report = ibdmchk_lmc(&osm.dir, lmc);
-        assert!(report.contains("no credit loops found"), "{name}: ibdmchk: {report}");
+        assert!(
+            report.contains("no credit loops found"),
+            "{name}: ibdmchk: {report}"
+        );
         check_loop_free(&osm.dir, &["--patterns", "100", "--lmc", &lmc.to_string()]);
     }
 }

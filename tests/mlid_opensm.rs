@@ -28,18 +28,32 @@ const TIMEOUT: Duration = Duration::from_secs(240);
 
 /// `osmroute gen fattree` with shuffled ports and enhanced switch port 0.
 fn fat_tree(m: usize, n: usize) -> String {
-    with_enhanced_port0(&generate_shuffled(&["fattree", "--m", &m.to_string(), "--n", &n.to_string()], 4))
+    with_enhanced_port0(&generate_shuffled(
+        &["fattree", "--m", &m.to_string(), "--n", &n.to_string()],
+        4,
+    ))
 }
 
 /// Digits of a generated node name: "ft-l1-30" -> [3, 0], "ft-p300" -> [3, 0, 0].
 fn digits(name: &str) -> Vec<usize> {
-    name.rsplit(['-', 'p']).next().unwrap().chars().map(|c| c.to_digit(10).unwrap() as usize).collect()
+    name.rsplit(['-', 'p'])
+        .next()
+        .unwrap()
+        .chars()
+        .map(|c| c.to_digit(10).unwrap() as usize)
+        .collect()
 }
 
 /// The node name the paper's equations send LID `lid` to from switch
 /// ⟨w, l⟩ of an FT(2k, n), for host P(p) whose LIDs start at `base`,
 /// with its 2^lmc LIDs (the tree's every up-path).
-fn expected_next((k, n): (usize, usize), (w, l): (&[usize], usize), p: &[usize], base: u16, lid: u16) -> String {
+fn expected_next(
+    (k, n): (usize, usize),
+    (w, l): (&[usize], usize),
+    p: &[usize],
+    base: u16,
+    lid: u16,
+) -> String {
     let text = |d: &[usize]| d.iter().map(|x| x.to_string()).collect::<String>();
     if w[..l] == p[..l] {
         // Equation (1): down towards p.
@@ -73,7 +87,10 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
     let lmc_line = format!("lmc {lmc}");
     let osm = sim.opensm(&["routing_engine mlid", &lmc_line, "lmc_esp0 TRUE"], &[]);
     osm.wait_for(UP, TIMEOUT);
-    assert!(osm.log().contains(ROUTED), "mlid did not configure the tables");
+    assert!(
+        osm.log().contains(ROUTED),
+        "mlid did not configure the tables"
+    );
     osm.assert_no_errors();
     let (fabric, read) = read_back(&sim, &net);
 
@@ -85,8 +102,16 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
         None => format!("nothing (port {port})"),
     };
     let mut checked = 0;
-    for (at, port) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
-        assert_eq!(port.lid_count(), 1 << lmc, "{:?}", fabric.node(at.node).desc);
+    for (at, port) in fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+    {
+        assert_eq!(
+            port.lid_count(),
+            1 << lmc,
+            "{:?}",
+            fabric.node(at.node).desc
+        );
         let p = digits(&fabric.node(at.node).desc);
         for lid in port.lids() {
             for s in fabric.switch_ids() {
@@ -98,26 +123,52 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
             }
         }
     }
-    assert_eq!(checked, 2 * k.pow(n as u32) * (1 << lmc) * (2 * n - 1) * k.pow(n as u32 - 1));
+    assert_eq!(
+        checked,
+        2 * k.pow(n as u32) * (1 << lmc) * (2 * n - 1) * k.pow(n as u32 - 1)
+    );
     let report = analyze(&fabric, &read);
     assert!(report.delivered(), "{:?}", report.failures);
 
     // Credit loops, and the EBB with the sources' own DLID choice.
     let report = ibdmchk_lmc_with(&osm.dir, lmc, None);
-    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    assert!(
+        report.contains("no credit loops found"),
+        "ibdmchk: {report}"
+    );
     let hosts = 2 * k.pow(n as u32);
-    assert!(report.contains(&format!("Scanned:{} CA to CA paths", hosts * (hosts - 1) * (1 << lmc))), "{report}");
+    assert!(
+        report.contains(&format!(
+            "Scanned:{} CA to CA paths",
+            hosts * (hosts - 1) * (1 << lmc)
+        )),
+        "{report}"
+    );
     let lmc_arg = lmc.to_string();
-    let check = check_loop_free(&osm.dir, &["--lmc", &lmc_arg, "--patterns", "200", "--dlid-choice"]);
+    let check = check_loop_free(
+        &osm.dir,
+        &["--lmc", &lmc_arg, "--patterns", "200", "--dlid-choice"],
+    );
     let ebb = |prefix: &str| -> f64 {
-        let line = check.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {check}"));
-        line.split_whitespace().find_map(|w| w.parse().ok()).unwrap()
+        let line = check
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix}: {check}"));
+        line.split_whitespace()
+            .find_map(|w| w.parse().ok())
+            .unwrap()
     };
-    let (base, chosen) = (ebb("effective bisection bandwidth:"), ebb("effective bisection bandwidth with"));
+    let (base, chosen) = (
+        ebb("effective bisection bandwidth:"),
+        ebb("effective bisection bandwidth with"),
+    );
     // Sources' up-paths (the choice) and destinations' (base LIDs,
     // d-mod-k) spread equally over random bisections; the choice must not
     // lose more than noise.
-    assert!(chosen >= 0.97 * base, "the path selection lost against base LIDs: {chosen} vs {base}");
+    assert!(
+        chosen >= 0.97 * base,
+        "the path selection lost against base LIDs: {chosen} vs {base}"
+    );
 
     // The plugin's path selection is the offline one on OpenSM's LIDs.
     let offline_fabric: Fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
@@ -143,7 +194,10 @@ fn a_low_lmc_routes_what_there_is_and_names_the_lmc_to_set() {
     osm.wait_for(UP, TIMEOUT);
     assert!(osm.log().contains(ROUTED));
     let hint = osm.lines_with("mlid: routing with lmc 1");
-    assert!(hint.len() == 1 && hint[0].contains("set `lmc 2`"), "{hint:#?}");
+    assert!(
+        hint.len() == 1 && hint[0].contains("set `lmc 2`"),
+        "{hint:#?}"
+    );
     let (fabric, read) = read_back(&sim, &net);
     let report = analyze(&fabric, &read);
     assert!(report.delivered() && report.credit_loop.is_none());
@@ -158,15 +212,31 @@ fn raise_lmc_makes_opensm_reassign_the_lids() {
     osm.wait_for_n(UP, 2, TIMEOUT);
     let raised = osm.lines_with("raising OpenSM's lmc from 0 to 2");
     assert_eq!(raised.len(), 1, "{:#?}", osm.lines_with("osmroute"));
-    assert!(osm.lines_with("mlid: routing with lmc").len() == 1, "only the first pass lacked LIDs");
+    assert!(
+        osm.lines_with("mlid: routing with lmc").len() == 1,
+        "only the first pass lacked LIDs"
+    );
     osm.assert_no_errors();
     let (fabric, read) = read_back(&sim, &net);
-    for (at, port) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
-        assert_eq!(port.lid_count(), 4, "{} has LIDs {}..", fabric.node(at.node).desc, port.lid);
+    for (at, port) in fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+    {
+        assert_eq!(
+            port.lid_count(),
+            4,
+            "{} has LIDs {}..",
+            fabric.node(at.node).desc,
+            port.lid
+        );
         assert_eq!(port.lid.raw() % 4, 0);
     }
     let report = analyze(&fabric, &read);
-    assert!(report.delivered() && report.credit_loop.is_none(), "{:?}", report.failures);
+    assert!(
+        report.delivered() && report.credit_loop.is_none(),
+        "{:?}",
+        report.failures
+    );
 }
 
 #[test]
@@ -186,7 +256,12 @@ fn a_torus_is_declined_and_opensm_falls_back() {
 /// loops (osmroute check and ibdmchk), within `max_hops` inter-switch
 /// hops, and the plugin's path-selection file is the offline one.
 fn check_general_tree(name: &str, family: &[&str], seed: u64, lmc: u8, max_hops: usize) {
-    check_tree_net(name, &with_enhanced_port0(&generate_shuffled(family, seed)), lmc, max_hops);
+    check_tree_net(
+        name,
+        &with_enhanced_port0(&generate_shuffled(family, seed)),
+        lmc,
+        max_hops,
+    );
 }
 
 /// `check_general_tree` on a given net file.
@@ -196,7 +271,11 @@ fn check_tree_net(name: &str, net: &str, lmc: u8, max_hops: usize) {
     let lmc_line = format!("lmc {lmc}");
     let osm = sim.opensm(&["routing_engine mlid", &lmc_line, "lmc_esp0 TRUE"], &[]);
     osm.wait_for(UP, TIMEOUT);
-    assert!(osm.log().contains(ROUTED), "mlid did not configure the tables: {:#?}", osm.lines_with("osmroute"));
+    assert!(
+        osm.log().contains(ROUTED),
+        "mlid did not configure the tables: {:#?}",
+        osm.lines_with("osmroute")
+    );
     osm.assert_no_errors();
     let (fabric, read) = read_back(&sim, &net);
     let report = analyze(&fabric, &read);
@@ -206,7 +285,10 @@ fn check_tree_net(name: &str, net: &str, lmc: u8, max_hops: usize) {
     let ibdm = ibdmchk_lmc_with(&osm.dir, lmc, None);
     assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
     let lmc_arg = lmc.to_string();
-    check_loop_free(&osm.dir, &["--lmc", &lmc_arg, "--patterns", "100", "--dlid-choice"]);
+    check_loop_free(
+        &osm.dir,
+        &["--lmc", &lmc_arg, "--patterns", "100", "--dlid-choice"],
+    );
     let offline_fabric: Fabric = fabric_with_opensm_lids(&osm, &net, &fabric);
     let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
     assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
@@ -216,7 +298,19 @@ fn check_tree_net(name: &str, net: &str, lmc: u8, max_hops: usize) {
 /// storage host on a top switch and 5 % of the cables cut (seeded).
 #[test]
 fn pgft_with_parallel_cables_cut_cables_and_a_host_on_top() {
-    let family = ["pgft", "--down", "4,4,3", "--up", "1,2,2", "--parallel", "1,2,1", "--top-hosts", "1", "--drop-links", "0.05"];
+    let family = [
+        "pgft",
+        "--down",
+        "4,4,3",
+        "--up",
+        "1,2,2",
+        "--parallel",
+        "1,2,1",
+        "--top-hosts",
+        "1",
+        "--drop-links",
+        "0.05",
+    ];
     check_general_tree("mlidpgft", &family, 5, 3, 4);
 }
 
@@ -224,7 +318,17 @@ fn pgft_with_parallel_cables_cut_cables_and_a_host_on_top() {
 /// spines.
 #[test]
 fn leaf_spine_with_three_cables_per_pair_and_hosts_on_spines() {
-    let family = ["pgft", "--down", "6,8", "--up", "1,4", "--parallel", "1,3", "--top-hosts", "2"];
+    let family = [
+        "pgft",
+        "--down",
+        "6,8",
+        "--up",
+        "1,4",
+        "--parallel",
+        "1,3",
+        "--top-hosts",
+        "2",
+    ];
     check_general_tree("mlidls", &family, 2, 4, 2);
 }
 
@@ -232,8 +336,20 @@ fn leaf_spine_with_three_cables_per_pair_and_hosts_on_spines() {
 /// 8-port 3-tree with 5 % of its cables cut: routed around.
 #[test]
 fn m_port_n_trees_with_a_missing_switch_or_cut_cables() {
-    check_general_tree("mlidnosw", &["fattree", "--m", "4", "--n", "3", "--drop-switches", "0.05"], 3, 2, 4);
-    check_general_tree("mlidcut", &["fattree", "--m", "8", "--n", "3", "--drop-links", "0.05"], 3, 4, 6);
+    check_general_tree(
+        "mlidnosw",
+        &["fattree", "--m", "4", "--n", "3", "--drop-switches", "0.05"],
+        3,
+        2,
+        4,
+    );
+    check_general_tree(
+        "mlidcut",
+        &["fattree", "--m", "8", "--n", "3", "--drop-links", "0.05"],
+        3,
+        4,
+        6,
+    );
 }
 
 /// Two storage hosts on two different top switches of a 3-level PGFT
@@ -250,78 +366,179 @@ fn m_port_n_trees_with_a_missing_switch_or_cut_cables() {
 fn hosts_on_two_top_switches_reach_each_other_on_vl_1() {
     use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
     use harness::readback::{sl2vl_rows, write_flat_sl2vl};
-    let family = ["pgft", "--down", "4,4,3", "--up", "1,2,2", "--parallel", "1,2,1", "--top-hosts", "2"];
+    let family = [
+        "pgft",
+        "--down",
+        "4,4,3",
+        "--up",
+        "1,2,2",
+        "--parallel",
+        "1,2,1",
+        "--top-hosts",
+        "2",
+    ];
     let net = with_enhanced_port0(&generate_shuffled(&family, 3));
     let mut sim = Sim::start("mlidtopvl", &net);
-    let osm = sim.opensm(&["routing_engine mlid", "lmc 3", "lmc_esp0 TRUE", "qos TRUE"], &[]);
+    let osm = sim.opensm(
+        &["routing_engine mlid", "lmc 3", "lmc_esp0 TRUE", "qos TRUE"],
+        &[],
+    );
     osm.wait_for(UP, TIMEOUT);
-    assert!(osm.log().contains(ROUTED), "mlid did not configure the tables: {:#?}", osm.lines_with("osmroute"));
+    assert!(
+        osm.log().contains(ROUTED),
+        "mlid did not configure the tables: {:#?}",
+        osm.lines_with("osmroute")
+    );
     osm.assert_no_errors();
     let vl1 = osm.lines_with("routed down, then up, on SL 1 / VL 1");
-    assert!(vl1.len() == 1 && vl1[0].contains("mlid: 2 host-switch/destination pairs"), "{:#?}", osm.lines_with("mlid"));
-    assert!(osm.lines_with("stay unrouted").is_empty(), "{:#?}", osm.lines_with("stay unrouted"));
+    assert!(
+        vl1.len() == 1 && vl1[0].contains("mlid: 2 host-switch/destination pairs"),
+        "{:#?}",
+        osm.lines_with("mlid")
+    );
+    assert!(
+        osm.lines_with("stay unrouted").is_empty(),
+        "{:#?}",
+        osm.lines_with("stay unrouted")
+    );
 
     let (fabric, read) = read_back(&sim, &net);
-    let (offline_fabric, offline) = assert_switches_hold_offline_run(&osm, &net, (&fabric, &read), "mlid", "");
+    let (offline_fabric, offline) =
+        assert_switches_hold_offline_run(&osm, &net, (&fabric, &read), "mlid", "");
     assert_dumped_path_sls(&osm, &offline_fabric, &offline);
-    let with_vls = osmroute_core::Routing { lfts: read.lfts.clone(), ..offline.clone() };
+    let with_vls = osmroute_core::Routing {
+        lfts: read.lfts.clone(),
+        ..offline.clone()
+    };
     let report = analyze(&fabric, &with_vls);
     assert!(report.delivered(), "{:?}", report.failures);
     assert!(report.credit_loop.is_none());
-    assert_eq!((report.sls_used.clone(), report.vls_used.clone()), (vec![0, 1], vec![0, 1]));
+    assert_eq!(
+        (report.sls_used.clone(), report.vls_used.clone()),
+        (vec![0, 1], vec![0, 1])
+    );
 
     // What the switches hold: SL 0 on VL 0, SL 1 on VL 1, every port pair.
     let mut checked = 0;
     for s in fabric.switch_ids() {
         let node = fabric.switch_node(s);
         let lid = node.port(0).expect("switch port 0").lid.raw();
-        for out in (1..node.port_slots() as u8).filter(|&p| node.port(p).is_some_and(|p| p.remote.is_some())) {
+        for out in (1..node.port_slots() as u8)
+            .filter(|&p| node.port(p).is_some_and(|p| p.remote.is_some()))
+        {
             for (inp, vls) in sl2vl_rows(&sim, lid, out) {
                 if inp != out {
-                    assert_eq!((vls[0], vls[1]), (0, 1), "{} in {inp} out {out}: {vls:?}", node.desc);
+                    assert_eq!(
+                        (vls[0], vls[1]),
+                        (0, 1),
+                        "{} in {inp} out {out}: {vls:?}",
+                        node.desc
+                    );
                     checked += 1;
                 }
             }
         }
     }
-    assert!(checked > fabric.switch_ids().count() * 4, "only {checked} SL2VL rows checked");
+    assert!(
+        checked > fabric.switch_ids().count() * 4,
+        "only {checked} SL2VL rows checked"
+    );
 
-    check_loop_free(&osm.dir, &["--lmc", "3", "--patterns", "100", "--dlid-choice"]);
+    check_loop_free(
+        &osm.dir,
+        &["--lmc", "3", "--patterns", "100", "--dlid-choice"],
+    );
     let ibdm = harness::readback::ibdmchk_lmc(&osm.dir, 3);
     assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
     assert!(ibdm.contains("2 SLs, 2 VLs used"), "ibdmchk: {ibdm}");
     let hosts = fabric.cas().count();
-    assert!(ibdm.contains(&format!("Scanned:{} CA to CA paths", hosts * (hosts - 1) * 8)), "{ibdm}");
+    assert!(
+        ibdm.contains(&format!(
+            "Scanned:{} CA to CA paths",
+            hosts * (hosts - 1) * 8
+        )),
+        "{ibdm}"
+    );
     // The same tables with every SL on VL 0 have a credit loop: VL 1 is
     // what keeps the down-then-up paths from closing one.
     write_flat_sl2vl(&osm.dir, "flat-sl2vl.txt");
     let flat = ibdmchk_lmc_with(&osm.dir, 3, Some("flat-sl2vl.txt"));
-    assert!(flat.contains("2 SLs, 1 VLs used") && flat.contains("Found credit loop on:"), "ibdmchk on one VL: {flat}");
+    assert!(
+        flat.contains("2 SLs, 1 VLs used") && flat.contains("Found credit loop on:"),
+        "ibdmchk on one VL: {flat}"
+    );
 
     let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
     assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
 
     // The SA answers PathRecords with the path SLs (OpenSM asks the
     // plugin's path_sl): SL 1 between the two top hosts, SL 0 elsewhere.
-    let on_switch = |at: osmroute_core::fabric::PortRef| fabric.switch_id(fabric.port(at).unwrap().remote.unwrap().node).unwrap();
-    let hosts: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.guid)).collect();
-    let top: Vec<_> = hosts.iter().filter(|(at, _)| fabric.graph().hosts(on_switch(*at)) == 1).collect();
-    assert_eq!(top.len(), 2, "the two storage hosts are alone on their switches");
-    let leaf_host = hosts.iter().find(|(at, _)| fabric.graph().hosts(on_switch(*at)) > 1).unwrap();
-    for (from, to, want) in [(top[0], top[1], 1), (top[1], top[0], 1), (top[0], leaf_host, 0), (leaf_host, top[1], 0)] {
-        let out = sim.tool("saquery", &["-p", "--sgid-to-dgid", &format!("{}-{}", gid(from.1), gid(to.1))]);
+    let on_switch = |at: osmroute_core::fabric::PortRef| {
+        fabric
+            .switch_id(fabric.port(at).unwrap().remote.unwrap().node)
+            .unwrap()
+    };
+    let hosts: Vec<_> = fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+        .map(|(at, p)| (at, p.guid))
+        .collect();
+    let top: Vec<_> = hosts
+        .iter()
+        .filter(|(at, _)| fabric.graph().hosts(on_switch(*at)) == 1)
+        .collect();
+    assert_eq!(
+        top.len(),
+        2,
+        "the two storage hosts are alone on their switches"
+    );
+    let leaf_host = hosts
+        .iter()
+        .find(|(at, _)| fabric.graph().hosts(on_switch(*at)) > 1)
+        .unwrap();
+    for (from, to, want) in [
+        (top[0], top[1], 1),
+        (top[1], top[0], 1),
+        (top[0], leaf_host, 0),
+        (leaf_host, top[1], 0),
+    ] {
+        let out = sim.tool(
+            "saquery",
+            &[
+                "-p",
+                "--sgid-to-dgid",
+                &format!("{}-{}", gid(from.1), gid(to.1)),
+            ],
+        );
         // "sl......................0x1"
         let sl = out.lines().find_map(|l| {
-            let hex = l.trim_start().strip_prefix("sl")?.trim_start_matches('.').trim().strip_prefix("0x")?;
+            let hex = l
+                .trim_start()
+                .strip_prefix("sl")?
+                .trim_start_matches('.')
+                .trim()
+                .strip_prefix("0x")?;
             u8::from_str_radix(hex, 16).ok()
         });
-        assert_eq!(sl, Some(want), "PathRecord {:?} -> {:?}: {out}", from.0, to.0);
+        assert_eq!(
+            sl,
+            Some(want),
+            "PathRecord {:?} -> {:?}: {out}",
+            from.0,
+            to.0
+        );
     }
 }
 
 /// A port's link-local GID (fe80::/64 and its port GUID), as saquery reads it.
 fn gid(guid: u64) -> String {
-    format!("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff)
+    format!(
+        "fe80::{:x}:{:x}:{:x}:{:x}",
+        guid >> 48,
+        (guid >> 32) & 0xffff,
+        (guid >> 16) & 0xffff,
+        guid & 0xffff
+    )
 }
 
 /// The `ibnetdiscover` output of a real cluster (tests/fixtures/README.md:
@@ -333,8 +550,11 @@ fn gid(guid: u64) -> String {
 #[test]
 fn a_real_clusters_ibnetdiscover_dump_routes() {
     use osmroute_core::io::{ibnetdiscover, netfile};
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/x5-voltaire.ibnetdiscover"))
-        .expect("the fixture");
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/x5-voltaire.ibnetdiscover"
+    ))
+    .expect("the fixture");
     let discovered = ibnetdiscover::read(&text).expect("ibnetdiscover output parses");
     for lmc in [None, Some(2)] {
         let mut b = discovered.clone();
@@ -344,11 +564,24 @@ fn a_real_clusters_ibnetdiscover_dump_routes() {
         }
         let fabric = b.build().expect("fabric");
         assert_eq!((fabric.switch_count(), fabric.cas().count()), (11, 89));
-        let outcome = osmroute_core::pipeline::route_by_name("mlid", &fabric).unwrap_or_else(|e| panic!("lmc {lmc:?}: {e}"));
+        let outcome = osmroute_core::pipeline::route_by_name("mlid", &fabric)
+            .unwrap_or_else(|e| panic!("lmc {lmc:?}: {e}"));
         let report = analyze(&fabric, &outcome.routing);
         assert!(report.delivered(), "lmc {lmc:?}: {:?}", report.failures);
-        assert!(report.credit_loop.is_none() && outcome.routing.vls_needed() == 1, "lmc {lmc:?}");
-        assert!(report.max_hops() <= 4, "lmc {lmc:?}: {} hops", report.max_hops());
+        assert!(
+            report.credit_loop.is_none() && outcome.routing.vls_needed() == 1,
+            "lmc {lmc:?}"
+        );
+        assert!(
+            report.max_hops() <= 4,
+            "lmc {lmc:?}: {} hops",
+            report.max_hops()
+        );
     }
-    check_tree_net("mlidx5", &with_enhanced_port0(&netfile::write(&discovered)), 2, 4);
+    check_tree_net(
+        "mlidx5",
+        &with_enhanced_port0(&netfile::write(&discovered)),
+        2,
+        4,
+    );
 }

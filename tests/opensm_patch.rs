@@ -36,9 +36,16 @@ const STOCK_MODE: &str = "stock OpenSM: the SA answers PathRecords with its own 
 fn patched() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let out = build_dir().parent().expect("target/").join("opensm-patched");
+        let out = build_dir()
+            .parent()
+            .expect("target/")
+            .join("opensm-patched");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("opensm-patch/build.sh");
-        let run = Command::new("bash").arg(&script).arg(&out).output().expect("run opensm-patch/build.sh");
+        let run = Command::new("bash")
+            .arg(&script)
+            .arg(&out)
+            .output()
+            .expect("run opensm-patch/build.sh");
         assert!(
             run.status.success(),
             "opensm-patch/build.sh failed:\n{}{}",
@@ -55,12 +62,19 @@ fn eight_port_three_tree() -> String {
 
 /// The fabric as OpenSM dumped it (port GUIDs, LIDs).
 fn dumped_fabric(osm: &OpenSm, lmc: u8) -> Fabric {
-    subnet_lst::read(&osm.file("opensm-subnet.lst"), lmc).expect("opensm-subnet.lst").build().expect("fabric")
+    subnet_lst::read(&osm.file("opensm-subnet.lst"), lmc)
+        .expect("opensm-subnet.lst")
+        .build()
+        .expect("fabric")
 }
 
 /// (port GUID, base LID) of every host port.
 fn hosts(fabric: &Fabric) -> Vec<Host> {
-    fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(_, p)| (p.guid, p.lid)).collect()
+    fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+        .map(|(_, p)| (p.guid, p.lid))
+        .collect()
 }
 
 /// A host port: (port GUID, base LID).
@@ -72,13 +86,19 @@ type Answers = BTreeMap<(u64, u64), (u16, u16)>;
 
 /// Every ordered pair of distinct hosts.
 fn all_pairs(hosts: &[Host]) -> Vec<Pair> {
-    hosts.iter().flat_map(|&s| hosts.iter().filter(move |&&d| d != s).map(move |&d| (s, d))).collect()
+    hosts
+        .iter()
+        .flat_map(|&s| hosts.iter().filter(move |&&d| d != s).map(move |&d| (s, d)))
+        .collect()
 }
 
 /// The first path the SA answers for each pair, as (SLID, DLID): a
 /// PathRecord Get by GIDs, or (`multipath`) a MultiPathRecord GetMulti.
 fn first_paths(sim: &Sim, pairs: &[Pair], multipath: bool) -> Answers {
-    let input: String = pairs.iter().map(|((s, _), (d, _))| format!("{s:x} {d:x}\n")).collect();
+    let input: String = pairs
+        .iter()
+        .map(|((s, _), (d, _))| format!("{s:x} {d:x}\n"))
+        .collect();
     let client = patched().join("sa-first-path");
     let client = client.to_str().expect("UTF-8 path");
     let out = sim.tool_with_input(client, if multipath { &["-m"] } else { &[] }, &input);
@@ -91,7 +111,13 @@ fn first_paths(sim: &Sim, pairs: &[Pair], multipath: bool) -> Answers {
             ((hex(w[0]), hex(w[1])), (num(w[2]), num(w[3])))
         })
         .collect();
-    assert_eq!(answers.len(), pairs.len(), "sa-first-path answered {} of {} pairs:\n{out}", answers.len(), pairs.len());
+    assert_eq!(
+        answers.len(),
+        pairs.len(),
+        "sa-first-path answered {} of {} pairs:\n{out}",
+        answers.len(),
+        pairs.len()
+    );
     answers
 }
 
@@ -109,24 +135,44 @@ fn choice_of(pairs: &[Pair], answers: &Answers) -> DlidChoice {
 /// `saquery -p --sgid-to-dgid` (the GID resolution clients make) between
 /// two ports (link-local GIDs of their port GUIDs): its output.
 fn saquery_by_gids(sim: &Sim, src: u64, dst: u64) -> String {
-    sim.tool("saquery", &["-p", "--sgid-to-dgid", &format!("{}-{}", gid(src), gid(dst))])
+    sim.tool(
+        "saquery",
+        &[
+            "-p",
+            "--sgid-to-dgid",
+            &format!("{}-{}", gid(src), gid(dst)),
+        ],
+    )
 }
 
 /// A port's link-local GID (fe80::/64 and its port GUID), as saquery reads it.
 fn gid(guid: u64) -> String {
-    format!("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xffff, (guid >> 16) & 0xffff, guid & 0xffff)
+    format!(
+        "fe80::{:x}:{:x}:{:x}:{:x}",
+        guid >> 48,
+        (guid >> 32) & 0xffff,
+        (guid >> 16) & 0xffff,
+        guid & 0xffff
+    )
 }
 
 /// The (SLID, DLID) of the first record `saquery -p --sgid-to-dgid` answers.
 fn saquery_first(sim: &Sim, src: u64, dst: u64) -> (u16, u16) {
     let out = saquery_by_gids(sim, src, dst);
-    first_record(&out).unwrap_or_else(|| panic!("saquery -p --sgid-to-dgid {src:x}-{dst:x}: no record in {out}"))
+    first_record(&out)
+        .unwrap_or_else(|| panic!("saquery -p --sgid-to-dgid {src:x}-{dst:x}: no record in {out}"))
 }
 
 /// (slid, dlid) of the first PathRecord in saquery's output.
 fn first_record(out: &str) -> Option<(u16, u16)> {
     let field = |name: &str| {
-        out.lines().find(|l| l.trim_start().starts_with(name))?.rsplit('.').next()?.trim().parse::<u16>().ok()
+        out.lines()
+            .find(|l| l.trim_start().starts_with(name))?
+            .rsplit('.')
+            .next()?
+            .trim()
+            .parse::<u16>()
+            .ok()
     };
     Some((field("slid")?, field("dlid")?))
 }
@@ -135,14 +181,18 @@ fn first_record(out: &str) -> Option<(u16, u16)> {
 /// response is cut after its first MAD: 200 bytes of data, so the fourth
 /// record is a fragment (LIDs 0, bytes of whatever memory saquery had).
 fn complete_records(out: &str) -> String {
-    out.split("PathRecord dump:").filter(|r| first_record(r).is_some_and(|(s, d)| s != 0 && d != 0)).collect()
+    out.split("PathRecord dump:")
+        .filter(|r| first_record(r).is_some_and(|(s, d)| s != 0 && d != 0))
+        .collect()
 }
 
 /// `n` pairs drawn from `pairs` with a small seeded generator.
 fn sample<T: Copy>(pairs: &[T], n: usize, mut seed: u64) -> Vec<T> {
     (0..n)
         .map(|_| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             pairs[(seed >> 33) as usize % pairs.len()]
         })
         .collect()
@@ -153,17 +203,28 @@ fn sample<T: Copy>(pairs: &[T], n: usize, mut seed: u64) -> Vec<T> {
 fn ebbs(dir: &Path) -> (f64, f64) {
     let check = check_loop_free(dir, &["--lmc", "4", "--patterns", "200", "--dlid-choice"]);
     let ebb = |prefix: &str| -> f64 {
-        let line = check.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {check}"));
-        line.split_whitespace().find_map(|w| w.parse().ok()).unwrap()
+        let line = check
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix}: {check}"));
+        line.split_whitespace()
+            .find_map(|w| w.parse().ok())
+            .unwrap()
     };
-    (ebb("effective bisection bandwidth:"), ebb("effective bisection bandwidth with"))
+    (
+        ebb("effective bisection bandwidth:"),
+        ebb("effective bisection bandwidth with"),
+    )
 }
 
 /// A copy of OpenSM's dump directory whose path selection is `choice`.
 fn dumps_with_choice(osm: &OpenSm, name: &str, choice: &DlidChoice) -> PathBuf {
     let dir = osm.dir.join(name);
     std::fs::create_dir_all(&dir).expect("create directory");
-    for entry in std::fs::read_dir(&osm.dir).expect("dump directory").flatten() {
+    for entry in std::fs::read_dir(&osm.dir)
+        .expect("dump directory")
+        .flatten()
+    {
         if entry.file_type().is_ok_and(|t| t.is_file()) {
             std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy dump");
         }
@@ -177,16 +238,27 @@ fn dumps_with_choice(osm: &OpenSm, name: &str, choice: &DlidChoice) -> PathBuf {
 /// mlid with lmc 4 on the 8-port 3-tree under `binary`, routed and up.
 fn mlid_run(name: &str, binary: &Path) -> (Sim, OpenSm) {
     let mut sim = Sim::start(name, &eight_port_three_tree());
-    let osm = sim.opensm_from(binary, &["routing_engine mlid", "lmc 4", "lmc_esp0 TRUE"], &[]);
+    let osm = sim.opensm_from(
+        binary,
+        &["routing_engine mlid", "lmc 4", "lmc_esp0 TRUE"],
+        &[],
+    );
     osm.wait_for(UP, TIMEOUT);
-    assert!(osm.log().contains("mlid tables configured on all switches"), "mlid did not route");
+    assert!(
+        osm.log().contains("mlid tables configured on all switches"),
+        "mlid did not route"
+    );
     (sim, osm)
 }
 
 #[test]
 fn patched_sa_answers_mlids_path_selection() {
     let (sim, osm) = mlid_run("patchmlid", &patched().join("opensm"));
-    assert_eq!(osm.lines_with(PATCHED_MODE).len(), 1, "the plugin should detect the patched OpenSM");
+    assert_eq!(
+        osm.lines_with(PATCHED_MODE).len(),
+        1,
+        "the plugin should detect the patched OpenSM"
+    );
     let fabric = dumped_fabric(&osm, 4);
     let hosts = hosts(&fabric);
     assert_eq!(hosts.len(), 128);
@@ -200,27 +272,56 @@ fn patched_sa_answers_mlids_path_selection() {
         let answers = first_paths(&sim, &pairs, multipath);
         for &((s, slid), (d, dbase)) in &pairs {
             let want = file.get(slid, dbase).expect("a choice for every host pair");
-            assert_eq!(answers[&(s, d)], (slid.raw(), want.raw()), "{s:x} -> {d:x} (multipath {multipath})");
+            assert_eq!(
+                answers[&(s, d)],
+                (slid.raw(), want.raw()),
+                "{s:x} -> {d:x} (multipath {multipath})"
+            );
             off_diagonal += usize::from(want != dbase);
         }
         // The EBB hosts get from the SA's answers is the file's.
-        let from_sa = dumps_with_choice(&osm, if multipath { "from-mpr" } else { "from-pr" }, &choice_of(&pairs, &answers));
+        let from_sa = dumps_with_choice(
+            &osm,
+            if multipath { "from-mpr" } else { "from-pr" },
+            &choice_of(&pairs, &answers),
+        );
         let (base, chosen) = ebbs(&osm.dir);
         let (sa_base, from_answers) = ebbs(&from_sa);
-        assert_eq!((sa_base, from_answers), (base, chosen), "EBB from the SA's answers");
+        assert_eq!(
+            (sa_base, from_answers),
+            (base, chosen),
+            "EBB from the SA's answers"
+        );
         // Sources' up-paths (the choice) spread as well as the base LIDs'
         // d-mod-k over random bisections: not worse than noise.
-        assert!(chosen >= 0.97 * base, "the path selection lost against base LIDs: {chosen} vs {base}");
+        assert!(
+            chosen >= 0.97 * base,
+            "the path selection lost against base LIDs: {chosen} vs {base}"
+        );
     }
-    assert!(off_diagonal > pairs.len(), "most pairs should use a DLID other than the base: {off_diagonal}");
+    assert!(
+        off_diagonal > pairs.len(),
+        "most pairs should use a DLID other than the base: {off_diagonal}"
+    );
 
     // saquery, as clients resolve GIDs, on a seeded sample; and by source
     // LID with the DLID left open (destination by GID).
     for ((s, slid), (d, dbase)) in sample(&pairs, 40, 17) {
         let want = file.get(slid, dbase).unwrap();
-        assert_eq!(saquery_first(&sim, s, d), (slid.raw(), want.raw()), "saquery {s:x} -> {d:x}");
-        let out = sim.tool("saquery", &["-p", "--slid", &slid.raw().to_string(), "--dgid", &gid(d)]);
-        assert_eq!(first_record(&out), Some((slid.raw(), want.raw())), "saquery --slid {slid} --dgid {d:x}: {out}");
+        assert_eq!(
+            saquery_first(&sim, s, d),
+            (slid.raw(), want.raw()),
+            "saquery {s:x} -> {d:x}"
+        );
+        let out = sim.tool(
+            "saquery",
+            &["-p", "--slid", &slid.raw().to_string(), "--dgid", &gid(d)],
+        );
+        assert_eq!(
+            first_record(&out),
+            Some((slid.raw(), want.raw())),
+            "saquery --slid {slid} --dgid {d:x}: {out}"
+        );
     }
 
     // A query that fixes the DLID gets exactly that DLID.
@@ -236,12 +337,20 @@ fn patched_sa_answers_mlids_path_selection() {
 #[test]
 fn stock_opensm_with_the_same_plugin_answers_base_lids() {
     let (sim, osm) = mlid_run("patchstock", Path::new("opensm"));
-    assert_eq!(osm.lines_with(STOCK_MODE).len(), 1, "the plugin should see a stock OpenSM");
+    assert_eq!(
+        osm.lines_with(STOCK_MODE).len(),
+        1,
+        "the plugin should see a stock OpenSM"
+    );
     let fabric = dumped_fabric(&osm, 4);
     let pairs = all_pairs(&hosts(&fabric));
     let answers = first_paths(&sim, &pairs, false);
     for &((s, slid), (d, dbase)) in &pairs {
-        assert_eq!(answers[&(s, d)], (slid.raw(), dbase.raw()), "{s:x} -> {d:x}");
+        assert_eq!(
+            answers[&(s, d)],
+            (slid.raw(), dbase.raw()),
+            "{s:x} -> {d:x}"
+        );
     }
     // Hosts that take the SA's answer get the base-LID EBB, which mlid
     // spreads d-mod-k: at least 0.95 × ftree's 0.759 on this tree
@@ -250,7 +359,10 @@ fn stock_opensm_with_the_same_plugin_answers_base_lids() {
     let (base, chosen) = ebbs(&osm.dir);
     let (_, from_answers) = ebbs(&from_sa);
     assert_eq!(from_answers, base);
-    assert!(from_answers >= 0.95 * 0.759 && from_answers >= 0.97 * chosen, "{from_answers} vs {chosen}");
+    assert!(
+        from_answers >= 0.95 * 0.759 && from_answers >= 0.97 * chosen,
+        "{from_answers} vs {chosen}"
+    );
     osm.assert_no_errors();
 }
 
@@ -258,9 +370,17 @@ fn stock_opensm_with_the_same_plugin_answers_base_lids() {
 fn layered_spreads_sources_over_layers_by_rank() {
     let net = with_enhanced_port0(&generate_shuffled(&["slimfly", "--q", "5", "--p", "1"], 3));
     let mut sim = Sim::start("patchlayered", &net);
-    let osm = sim.opensm_from(&patched().join("opensm"), &["routing_engine layered", "lmc 2", "qos TRUE"], &[]);
+    let osm = sim.opensm_from(
+        &patched().join("opensm"),
+        &["routing_engine layered", "lmc 2", "qos TRUE"],
+        &[],
+    );
     osm.wait_for(UP, TIMEOUT);
-    assert!(osm.log().contains("layered tables configured on all switches"), "layered did not route");
+    assert!(
+        osm.log()
+            .contains("layered tables configured on all switches"),
+        "layered did not route"
+    );
     let fabric = dumped_fabric(&osm, 2);
     let hosts = hosts(&fabric);
     let pairs = all_pairs(&hosts);
@@ -272,10 +392,17 @@ fn layered_spreads_sources_over_layers_by_rank() {
     let mut layers_used = [0usize; 4];
     for &((s, slid), (d, dbase)) in &pairs {
         let offset = (rank(slid) + rank(dbase)) % 4;
-        assert_eq!(answers[&(s, d)], (slid.raw(), dbase.offset(offset).raw()), "{s:x} -> {d:x}");
+        assert_eq!(
+            answers[&(s, d)],
+            (slid.raw(), dbase.offset(offset).raw()),
+            "{s:x} -> {d:x}"
+        );
         layers_used[offset as usize] += 1;
     }
-    assert!(layers_used.iter().all(|&n| n * 5 > pairs.len()), "every layer should carry about a quarter: {layers_used:?}");
+    assert!(
+        layers_used.iter().all(|&n| n * 5 > pairs.len()),
+        "every layer should carry about a quarter: {layers_used:?}"
+    );
     osm.assert_no_errors();
 }
 
@@ -287,11 +414,18 @@ fn answers_as_under_stock(engine: &str, conf: &[&str]) {
     let routing_engine = format!("routing_engine {engine}");
     let conf: Vec<&str> = [&[routing_engine.as_str(), "lmc 2"][..], conf].concat();
     let mut answers = Vec::new();
-    for (run, binary) in [("patched", patched().join("opensm")), ("stock", PathBuf::from("opensm"))] {
+    for (run, binary) in [
+        ("patched", patched().join("opensm")),
+        ("stock", PathBuf::from("opensm")),
+    ] {
         let mut sim = Sim::start(&format!("{run}{engine}"), &net);
         let osm = sim.opensm_from(&binary, &conf, &[]);
         osm.wait_for(UP, TIMEOUT);
-        assert!(osm.log().contains(&format!("{engine} tables configured on all switches")), "{engine} did not route");
+        assert!(
+            osm.log()
+                .contains(&format!("{engine} tables configured on all switches")),
+            "{engine} did not route"
+        );
         let fabric = dumped_fabric(&osm, 2);
         let pairs = all_pairs(&hosts(&fabric));
         let saquery: Vec<String> = sample(&pairs, 10, 3)
@@ -302,17 +436,27 @@ fn answers_as_under_stock(engine: &str, conf: &[&str]) {
                 complete_records(&(by_lids + &saquery_by_gids(&sim, s, d)))
             })
             .collect();
-        answers.push((first_paths(&sim, &pairs, false), first_paths(&sim, &pairs, true), saquery));
+        answers.push((
+            first_paths(&sim, &pairs, false),
+            first_paths(&sim, &pairs, true),
+            saquery,
+        ));
         osm.assert_no_errors();
     }
     let (patched, stock) = (&answers[0], &answers[1]);
     assert_eq!(patched.0, stock.0, "{engine}: PathRecord answers");
     assert_eq!(patched.1, stock.1, "{engine}: MultiPathRecord answers");
     for (p, s) in patched.2.iter().zip(&stock.2) {
-        assert!(p.matches("dlid").count() >= 3, "saquery answered too little: {p}");
+        assert!(
+            p.matches("dlid").count() >= 3,
+            "saquery answered too little: {p}"
+        );
         assert_eq!(p, s, "{engine}: saquery output");
     }
-    assert!(patched.0.values().all(|&(s, d)| s % 4 == 0 && d % 4 == 0), "{engine}: no preference, so diagonal pairs");
+    assert!(
+        patched.0.values().all(|&(s, d)| s % 4 == 0 && d % 4 == 0),
+        "{engine}: no preference, so diagonal pairs"
+    );
 }
 
 /// Our engine without a DLID choice: the callback answers "no preference".

@@ -9,7 +9,9 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
-use harness::readback::{ibdmchk, ibdmchk_lmc, read_back, sl2vl_rows, switches, with_enhanced_port0};
+use harness::readback::{
+    ibdmchk, ibdmchk_lmc, read_back, sl2vl_rows, switches, with_enhanced_port0,
+};
 use harness::{check_loop_free, OpenSm, Sim};
 use osmroute_core::analysis::bounds;
 use osmroute_core::routing::walk::trace;
@@ -31,7 +33,11 @@ fn timeout_for(net: &str) -> Duration {
 fn distances(f: &Fabric) -> Vec<Vec<usize>> {
     let n = f.switch_count();
     let next = |s: usize| -> Vec<usize> {
-        f.switch_node(SwitchId::new(s)).links().filter_map(|(_, r)| f.switch_id(r.node)).map(|t| t.idx()).collect()
+        f.switch_node(SwitchId::new(s))
+            .links()
+            .filter_map(|(_, r)| f.switch_id(r.node))
+            .map(|t| t.idx())
+            .collect()
     };
     (0..n)
         .map(|s| {
@@ -53,7 +59,10 @@ fn distances(f: &Fabric) -> Vec<Vec<usize>> {
 
 /// SL of the path record the SA returns for slid -> dlid.
 fn sa_path_sl(sim: &Sim, slid: u16, dlid: u16) -> Option<u8> {
-    let out = sim.tool("saquery", &["-p", "--src-to-dst", &format!("{slid}:{dlid}")]);
+    let out = sim.tool(
+        "saquery",
+        &["-p", "--src-to-dst", &format!("{slid}:{dlid}")],
+    );
     let line = out.lines().find(|l| l.trim_start().starts_with("sl."))?;
     u8::from_str_radix(line.rsplit("0x").next()?.trim(), 16).ok()
 }
@@ -64,50 +73,88 @@ fn check_pssp(name: &str, net: &str, lmc: u8) -> (Sim, OpenSm, Fabric, osmroute_
     let mut sim = Sim::start(name, net);
     let lmc_line = format!("lmc {lmc}");
     // With LMC, switches get LID ranges too (for ibdmchk's `-l`).
-    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE", &lmc_line, "lmc_esp0 TRUE"], &[]);
+    let osm = sim.opensm(
+        &[
+            "routing_engine pssp",
+            "qos TRUE",
+            &lmc_line,
+            "lmc_esp0 TRUE",
+        ],
+        &[],
+    );
     osm.wait_for(UP, timeout_for(net));
-    assert!(osm.log().contains(ROUTED), "pssp did not configure the tables");
+    assert!(
+        osm.log().contains(ROUTED),
+        "pssp did not configure the tables"
+    );
     osm.assert_no_errors();
 
     // Minimal paths for every CA port and every LID of every other CA.
     let (fabric, routing) = read_back(&sim, net);
     let dist = distances(&fabric);
-    let cas: Vec<_> = fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.lid, p.lid_count())).collect();
+    let cas: Vec<_> = fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+        .map(|(at, p)| (at, p.lid, p.lid_count()))
+        .collect();
     assert_eq!(cas.len(), fabric.cas().count(), "every CA got a LID");
     for &(src, _, _) in &cas {
-        let from = fabric.switch_id(fabric.port(src).unwrap().remote.unwrap().node).unwrap().idx();
+        let from = fabric
+            .switch_id(fabric.port(src).unwrap().remote.unwrap().node)
+            .unwrap()
+            .idx();
         for &(dst, base, count) in &cas {
             if dst.node == src.node {
                 continue;
             }
-            let to = fabric.switch_id(fabric.port(dst).unwrap().remote.unwrap().node).unwrap().idx();
+            let to = fabric
+                .switch_id(fabric.port(dst).unwrap().remote.unwrap().node)
+                .unwrap()
+                .idx();
             for lid in (0..count as u16).map(|k| base.offset(k)) {
-                let path = trace(&fabric, &routing.lfts, src, lid).unwrap_or_else(|e| panic!("{src:?} -> LID {lid}: {e}"));
-                assert_eq!(path.len() - 1, dist[from][to], "{src:?} -> LID {lid} is not minimal");
+                let path = trace(&fabric, &routing.lfts, src, lid)
+                    .unwrap_or_else(|e| panic!("{src:?} -> LID {lid}: {e}"));
+                assert_eq!(
+                    path.len() - 1,
+                    dist[from][to],
+                    "{src:?} -> LID {lid} is not minimal"
+                );
             }
         }
     }
 
     // Credit loops: ibdmchk and osmroute check on the plugin's files.
     let report = if lmc == 0 {
-        ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"])
+        ibdmchk(
+            &osm.dir,
+            &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"],
+        )
     } else {
         ibdmchk_lmc(&osm.dir, lmc)
     };
-    assert!(report.contains("no credit loops found"), "ibdmchk: {report}");
+    assert!(
+        report.contains("no credit loops found"),
+        "ibdmchk: {report}"
+    );
     let check = check_loop_free(&osm.dir, &["--patterns", "100", "--lmc", &lmc.to_string()]);
     assert!(check.contains("osmroute-switch-sl.txt"), "{check}");
 
     // The SLs OpenSM's SA hands out are the layers in the dump.
     let dump = osm.file("osmroute-path-sl.txt");
-    let guid_lid: std::collections::HashMap<u64, u16> =
-        cas.iter().map(|&(at, lid, _)| (fabric.node(at.node).guid, lid.raw())).collect();
+    let guid_lid: std::collections::HashMap<u64, u16> = cas
+        .iter()
+        .map(|&(at, lid, _)| (fabric.node(at.node).guid, lid.raw()))
+        .collect();
     let mut sls_seen = std::collections::BTreeSet::new();
     for line in dump.lines().step_by(dump.lines().count() / 12 + 1) {
         let w: Vec<&str> = line.split_whitespace().collect();
         let guid = u64::from_str_radix(w[0].trim_start_matches("0x"), 16).unwrap();
         let (dlid, sl): (u16, u8) = (w[1].parse().unwrap(), w[2].parse().unwrap());
-        assert_eq!(sa_path_sl(&sim, guid_lid[&guid], dlid), Some(sl), "SA path record {line}");
+        assert_eq!(
+            sa_path_sl(&sim, guid_lid[&guid], dlid),
+            Some(sl),
+            "SA path record {line}"
+        );
         sls_seen.insert(sl);
     }
     assert!(!sls_seen.is_empty());
@@ -149,7 +196,10 @@ fn pssp_on_a_torus_needs_and_gets_several_layers() {
     let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
     let (_sim, osm, _, _) = check_pssp("pssptorus", &net, 0);
     let layers = osm.lines_with("pssp: deadlock removal needed");
-    assert!(layers.iter().any(|l| !l.contains("needed 1 virtual")), "{layers:?}");
+    assert!(
+        layers.iter().any(|l| !l.contains("needed 1 virtual")),
+        "{layers:?}"
+    );
 }
 
 /// With LMC 1 every LID is routed, and the two LIDs of a port take
@@ -159,7 +209,10 @@ fn pssp_with_lmc_spreads_the_lids_of_a_port() {
     let net = with_enhanced_port0(&generate(&["hyperx", "--dims", "3,3", "--p", "1"]));
     let (_sim, _osm, fabric, routing) = check_pssp("psspLmc", &net, 1);
     let mut differing = 0;
-    for (at, p) in fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()) {
+    for (at, p) in fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+    {
         assert_eq!(p.lid_count(), 2, "{at:?}");
         for lft in &routing.lfts {
             if lft.get(p.lid) != lft.get(p.lid.offset(1)) {
@@ -167,7 +220,10 @@ fn pssp_with_lmc_spreads_the_lids_of_a_port() {
             }
         }
     }
-    assert!(differing > fabric.cas().count(), "only {differing} (switch, port) entries differ between a port's LIDs");
+    assert!(
+        differing > fabric.cas().count(),
+        "only {differing} (switch, port) entries differ between a port's LIDs"
+    );
 }
 
 #[test]
@@ -175,18 +231,31 @@ fn pssp_declines_without_qos_when_layers_are_needed() {
     let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
     let mut sim = Sim::start("psspnoqos", &net);
     let osm = sim.opensm(&["routing_engine pssp,minhop", "qos FALSE"], &[]);
-    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    osm.wait_for(
+        "minhop tables configured on all switches",
+        timeout_for(&net),
+    );
     let declines = osm.lines_with("ERR osmroute: pssp declines");
     assert_eq!(declines.len(), 1, "{declines:#?}");
-    assert!(declines[0].contains("set `qos TRUE`") && declines[0].contains("pssp.best_effort"), "{}", declines[0]);
+    assert!(
+        declines[0].contains("set `qos TRUE`") && declines[0].contains("pssp.best_effort"),
+        "{}",
+        declines[0]
+    );
 }
 
 #[test]
 fn pssp_max_vls_too_low_declines_naming_the_option() {
     let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
     let mut sim = Sim::start("psspmaxvl", &net);
-    let osm = sim.opensm_configured(&["routing_engine pssp,minhop", "qos TRUE"], "pssp.max_vls 1\n");
-    osm.wait_for("minhop tables configured on all switches", timeout_for(&net));
+    let osm = sim.opensm_configured(
+        &["routing_engine pssp,minhop", "qos TRUE"],
+        "pssp.max_vls 1\n",
+    );
+    osm.wait_for(
+        "minhop tables configured on all switches",
+        timeout_for(&net),
+    );
     let declines = osm.lines_with("ERR osmroute: pssp declines");
     assert_eq!(declines.len(), 1, "{declines:#?}");
     assert!(declines[0].contains("pssp.max_vls is 1"), "{}", declines[0]);
@@ -198,7 +267,10 @@ fn pssp_max_vls_too_low_declines_naming_the_option() {
 fn pssp_best_effort_routes_with_a_loud_warning() {
     let net = generate(&["torus", "--dims", "4,4", "--p", "1"]);
     let mut sim = Sim::start("psspbest", &net);
-    let osm = sim.opensm_configured(&["routing_engine pssp", "qos FALSE"], "pssp.best_effort TRUE\n");
+    let osm = sim.opensm_configured(
+        &["routing_engine pssp", "qos FALSE"],
+        "pssp.best_effort TRUE\n",
+    );
     osm.wait_for(UP, timeout_for(&net));
     assert!(osm.log().contains(ROUTED));
     let warnings = osm.lines_with("NOT guaranteed deadlock-free");
@@ -211,7 +283,10 @@ fn pssp_best_effort_routes_with_a_loud_warning() {
 /// pod (what stays connected below the top level).
 fn tree_cut_bound(f: &Fabric) -> u64 {
     let sets = [bounds::host_switches(f), bounds::tree_pods(f)].concat();
-    sets.iter().map(|set| bounds::cut(f, set, 1)).max().unwrap_or(0)
+    sets.iter()
+        .map(|set| bounds::cut(f, set, 1))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Routes per inter-switch channel of the read-back tables, and whether
@@ -220,7 +295,11 @@ fn every_parallel_cable_used(f: &Fabric, r: &osmroute_core::Routing) -> bool {
     let report = osmroute_core::analysis::report::analyze(f, r);
     let g = f.graph();
     g.ids().all(|s| {
-        g.bundles(s).iter().filter(|b| b.len() > 1).flatten().all(|&p| report.channel_load.get(&(s, p)).is_some_and(|&l| l > 0))
+        g.bundles(s)
+            .iter()
+            .filter(|b| b.len() > 1)
+            .flatten()
+            .all(|&p| report.channel_load.get(&(s, p)).is_some_and(|&l| l > 0))
     })
 }
 
@@ -239,7 +318,15 @@ fn pssp_on_a_leaf_spine_with_parallel_cables_reaches_the_cut_bound() {
 /// bound.
 #[test]
 fn pssp_on_a_three_level_pgft_reaches_the_pod_cut_bound() {
-    let net = generate(&["pgft", "--down", "8,4,4", "--up", "1,4,4", "--parallel", "1,2,1"]);
+    let net = generate(&[
+        "pgft",
+        "--down",
+        "8,4,4",
+        "--up",
+        "1,4,4",
+        "--parallel",
+        "1,2,1",
+    ]);
     let (_sim, _osm, fabric, read) = check_pssp("psspp3", &net, 0);
     let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
     assert_eq!(efi, tree_cut_bound(&fabric));
@@ -254,24 +341,44 @@ fn pssp_on_a_three_level_pgft_reaches_the_pod_cut_bound() {
 #[test]
 fn pssp_on_a_dragonfly_and_a_slim_fly_with_doubled_cables() {
     for (name, family) in [
-        ("psspdf", &["dragonfly", "--a", "4", "--h", "2", "--p", "2"][..]),
+        (
+            "psspdf",
+            &["dragonfly", "--a", "4", "--h", "2", "--p", "2"][..],
+        ),
         ("psspsf", &["slimfly", "--q", "5", "--p", "2"][..]),
     ] {
         let quality = |name: &str, family: &[&str]| {
             let net = generate(family);
             let (_sim, _osm, fabric, read) = check_pssp(name, &net, 0);
-            let efi = osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
+            let efi =
+                osmroute_core::analysis::report::analyze(&fabric, &read).edge_forwarding_index();
             let ebb = osmroute_core::analysis::ebb::effective_bisection(&fabric, &read, 300, 1);
-            (efi, ebb, every_parallel_cable_used(&fabric, &read), bounds::minimal_routing_average(&fabric))
+            (
+                efi,
+                ebb,
+                every_parallel_cable_used(&fabric, &read),
+                bounds::minimal_routing_average(&fabric),
+            )
         };
         let (efi1, ebb1, _, _) = quality(&format!("{name}1"), family);
-        let (efi2, ebb2, all_used, average) =
-            quality(&format!("{name}2"), &[family, &["--parallel-cables", "2"]].concat());
+        let (efi2, ebb2, all_used, average) = quality(
+            &format!("{name}2"),
+            &[family, &["--parallel-cables", "2"]].concat(),
+        );
         assert!(all_used, "{name}: a parallel cable carries nothing");
-        assert!(efi2 < efi1, "{name}: EFI {efi2} with doubled cables, {efi1} with single ones");
-        assert!(ebb2 >= ebb1, "{name}: EBB {ebb2} with doubled cables, {ebb1} with single ones");
+        assert!(
+            efi2 < efi1,
+            "{name}: EFI {efi2} with doubled cables, {efi1} with single ones"
+        );
+        assert!(
+            ebb2 >= ebb1,
+            "{name}: EBB {ebb2} with doubled cables, {ebb1} with single ones"
+        );
         if name == "psspsf" {
-            assert_eq!(efi2, average, "{name}: EFI above the average load with doubled cables");
+            assert_eq!(
+                efi2, average,
+                "{name}: EFI above the average load with doubled cables"
+            );
         }
     }
 }

@@ -24,8 +24,8 @@ mod harness;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use harness::readback::{ibdmchk, ibdmchk_lmc_with, read_back_of, with_enhanced_port0};
 use harness::live::{node_named, same_tables, wait_for_settled_pass, Outage};
+use harness::readback::{ibdmchk, ibdmchk_lmc_with, read_back_of, with_enhanced_port0};
 use harness::{check_loop_free, OpenSm, Sim};
 use osmroute_core::dumps::bundle::OUR_FILES;
 use osmroute_core::dumps::lfts;
@@ -114,43 +114,78 @@ impl Soak {
             .find_map(|l| l.split(ROUTED).next().filter(|_| l.contains(ROUTED)))
             .and_then(|head| head.split_whitespace().last())
             .expect("a routing pass in the new lines");
-        assert_eq!(routed_by, engine, "after {after}: the pass was routed by {routed_by}");
-        let unexpected: Vec<&&str> =
-            new_lines.iter().filter(|l| l.contains("ERR") && !expected_errors.iter().any(|e| l.contains(e))).collect();
-        assert!(unexpected.is_empty(), "after {after}: ERR lines in OpenSM's log: {unexpected:#?}");
+        assert_eq!(
+            routed_by, engine,
+            "after {after}: the pass was routed by {routed_by}"
+        );
+        let unexpected: Vec<&&str> = new_lines
+            .iter()
+            .filter(|l| l.contains("ERR") && !expected_errors.iter().any(|e| l.contains(e)))
+            .collect();
+        assert!(
+            unexpected.is_empty(),
+            "after {after}: ERR lines in OpenSM's log: {unexpected:#?}"
+        );
 
         // Only files of this pass in the dump directory.
         let dir = &self.osm.dir;
-        let modified = |name: &str| std::fs::metadata(dir.join(name)).and_then(|m| m.modified()).ok();
+        let modified = |name: &str| {
+            std::fs::metadata(dir.join(name))
+                .and_then(|m| m.modified())
+                .ok()
+        };
         for name in ["opensm-lfts.dump", "opensm-subnet.lst", "opensm.fdbs"] {
-            let at = modified(name).unwrap_or_else(|| panic!("after {after}: OpenSM wrote no {name}"));
-            assert!(at >= self.settled_at, "after {after}: {name} is of an earlier pass");
+            let at =
+                modified(name).unwrap_or_else(|| panic!("after {after}: OpenSM wrote no {name}"));
+            assert!(
+                at >= self.settled_at,
+                "after {after}: {name} is of an earlier pass"
+            );
         }
         let ours = ENGINES.iter().any(|e| e.name == engine);
         for name in OUR_FILES {
             match modified(name) {
                 Some(at) => {
-                    assert!(ours, "after {after}: {name} left over while {engine} routed");
-                    assert!(at >= self.settled_at, "after {after}: {name} is of an earlier pass");
+                    assert!(
+                        ours,
+                        "after {after}: {name} left over while {engine} routed"
+                    );
+                    assert!(
+                        at >= self.settled_at,
+                        "after {after}: {name} is of an earlier pass"
+                    );
                 }
-                None => assert!(!ours || *name != "osmroute-path-sl.txt", "after {after}: {engine} wrote no {name}"),
+                None => assert!(
+                    !ours || *name != "osmroute-path-sl.txt",
+                    "after {after}: {engine} wrote no {name}"
+                ),
             }
         }
 
         // The switches hold what OpenSM dumped, and it is sound.
         let (fabric, read) = read_back_of(&self.sim, self.outage.current_fabric());
-        let dumped = lfts::read(&self.osm.file("opensm-lfts.dump")).expect("OpenSM's LFT dump parses");
+        let dumped =
+            lfts::read(&self.osm.file("opensm-lfts.dump")).expect("OpenSM's LFT dump parses");
         let dumped = lfts::to_lfts(&fabric, &dumped).expect("a table per switch");
         for s in fabric.switch_ids() {
             for (lid, _) in fabric.lids() {
-                assert_eq!(read.lfts[s].get(lid), dumped[s].get(lid), "after {after}: {} LID {lid}", fabric.describe_switch(s));
+                assert_eq!(
+                    read.lfts[s].get(lid),
+                    dumped[s].get(lid),
+                    "after {after}: {} LID {lid}",
+                    fabric.describe_switch(s)
+                );
             }
         }
         let lmc = self.lmc.to_string();
         check_loop_free(dir, &["--lmc", &lmc, "--patterns", "20"]);
         let has = |name: &str| dir.join(name).exists();
         let ibdm = if self.lmc > 0 {
-            ibdmchk_lmc_with(dir, self.lmc, has("osmroute-sl2vl.txt").then_some("osmroute-sl2vl.txt"))
+            ibdmchk_lmc_with(
+                dir,
+                self.lmc,
+                has("osmroute-sl2vl.txt").then_some("osmroute-sl2vl.txt"),
+            )
         } else {
             let mut args = Vec::new();
             if has("osmroute-path-sl.txt") {
@@ -161,8 +196,14 @@ impl Soak {
             }
             ibdmchk(dir, &args)
         };
-        assert!(ibdm.contains("no credit loops found"), "after {after}: ibdmchk: {ibdm}");
-        assert!(!ibdm.lines().any(|l| l.starts_with("-E-")), "after {after}: ibdmchk errors: {ibdm}");
+        assert!(
+            ibdm.contains("no credit loops found"),
+            "after {after}: ibdmchk: {ibdm}"
+        );
+        assert!(
+            !ibdm.lines().any(|l| l.starts_with("-E-")),
+            "after {after}: ibdmchk errors: {ibdm}"
+        );
 
         self.resident_kb.push(self.osm.resident_kb());
         self.settled_at = self.file_clock();
@@ -175,7 +216,9 @@ impl Soak {
     fn file_clock(&self) -> SystemTime {
         let marker = self.sim.dir.join("settled");
         std::fs::write(&marker, "").expect("write a marker file");
-        std::fs::metadata(&marker).and_then(|m| m.modified()).expect("the marker's time")
+        std::fs::metadata(&marker)
+            .and_then(|m| m.modified())
+            .expect("the marker's time")
     }
 
     /// The passes after this are the cycles whose memory is compared. Call
@@ -188,9 +231,20 @@ impl Soak {
 
     /// Resident memory after the last cycle within 10 % of the first's.
     fn assert_memory_flat(&self) {
-        let (first, last) = (self.resident_kb[self.cycles_from], *self.resident_kb.last().expect("cycles"));
-        eprintln!("{}: OpenSM VmRSS per cycle (kB): {:?}", self.sim.dir.display(), self.resident_kb);
-        assert!(last * 10 <= first * 11, "OpenSM grew from {first} kB after cycle 1 to {last} kB: {:?}", self.resident_kb);
+        let (first, last) = (
+            self.resident_kb[self.cycles_from],
+            *self.resident_kb.last().expect("cycles"),
+        );
+        eprintln!(
+            "{}: OpenSM VmRSS per cycle (kB): {:?}",
+            self.sim.dir.display(),
+            self.resident_kb
+        );
+        assert!(
+            last * 10 <= first * 11,
+            "OpenSM grew from {first} kB after cycle 1 to {last} kB: {:?}",
+            self.resident_kb
+        );
     }
 }
 
@@ -199,13 +253,19 @@ impl Soak {
 fn switch_cable(net: &str, switch: &str) -> String {
     let b = netfile::read(net).expect("net file");
     let node = b.node(node_named(&b, switch));
-    let (port, _) = node.links().find(|(p, r)| p.raw() > 0 && b.node(r.node).kind == node.kind).expect("a switch cable");
+    let (port, _) = node
+        .links()
+        .find(|(p, r)| p.raw() > 0 && b.node(r.node).kind == node.kind)
+        .expect("a switch cable");
     format!("\"{switch}\"[{port}]")
 }
 
 /// Every SL in the plugin's path-SL file.
 fn path_sls(osm: &OpenSm) -> Vec<u8> {
-    osm.file("osmroute-path-sl.txt").lines().filter_map(|l| l.split_whitespace().nth(2)?.parse().ok()).collect()
+    osm.file("osmroute-path-sl.txt")
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2)?.parse().ok())
+        .collect()
 }
 
 /// A Dragonfly with dla and updn (with a root) as the fallback: a global
@@ -215,40 +275,85 @@ fn path_sls(osm: &OpenSm) -> Vec<u8> {
 /// global cable flaps while memory is watched.
 #[test]
 fn dragonfly_with_dla_through_faults_config_edits_and_a_decline() {
-    let net = netfile::write(&osmroute_core::gen::dragonfly::dragonfly(&osmroute_core::gen::dragonfly::Params::new(4, 2, 2)).expect("params"));
+    let net = netfile::write(
+        &osmroute_core::gen::dragonfly::dragonfly(&osmroute_core::gen::dragonfly::Params::new(
+            4, 2, 2,
+        ))
+        .expect("params"),
+    );
     // updn needs roots on a Dragonfly; ibsim numbers switches from 0x200000 in file order.
     let dir = std::env::temp_dir();
     let roots = dir.join(format!("osmroute-soak-roots-{}", std::process::id()));
     std::fs::write(&roots, "0x0000000000200000\n").expect("root GUID file");
     let root_line = format!("root_guid_file {}", roots.display());
-    let mut soak = Soak::start("soak-df", net.clone(), 0, &["routing_engine dla,updn", &root_line], "");
+    let mut soak = Soak::start(
+        "soak-df",
+        net.clone(),
+        0,
+        &["routing_engine dla,updn", &root_line],
+        "",
+    );
     let (fabric, first) = soak.verify("start", "dla", &[]);
     assert!(path_sls(&soak.osm).iter().all(|&sl| sl == 0));
 
     // Port p + a + 0 is a switch's first global cable (hosts, then locals).
     let global = "\"df-g1-s0\"[6]".to_string();
-    assert_eq!(soak.outage.peer("df-g1-s0", 6).0.split('-').nth(1).map(|g| g != "g1"), Some(true), "port 6 is a global cable");
+    assert_eq!(
+        soak.outage
+            .peer("df-g1-s0", 6)
+            .0
+            .split('-')
+            .nth(1)
+            .map(|g| g != "g1"),
+        Some(true),
+        "port 6 is a global cable"
+    );
     soak.console(&[format!("unlink {global}")]);
     soak.verify("a global cable failed", "dla", &[]);
     soak.console(&["unlink \"df-g5-s2\"".to_string()]);
     soak.verify("a switch failed", "dla", &[]);
-    soak.console(&["relink \"df-g5-s2\"".to_string(), format!("relink {global}")]);
+    soak.console(&[
+        "relink \"df-g5-s2\"".to_string(),
+        format!("relink {global}"),
+    ]);
     let (again, back) = soak.verify("switch and cable back", "dla", &[]);
-    assert!(same_tables(&again, &first, &back), "everything back, the tables differ from the first pass");
+    assert!(
+        same_tables(&again, &first, &back),
+        "everything back, the tables differ from the first pass"
+    );
 
     soak.edit_config_and_hup("dla.sl 2\n");
     soak.verify("dla.sl 2 and SIGHUP", "dla", &[]);
-    assert!(soak.osm.log().contains("configuration changed"), "the plugin did not re-read osmroute.conf");
+    assert!(
+        soak.osm.log().contains("configuration changed"),
+        "the plugin did not re-read osmroute.conf"
+    );
     let sls = path_sls(&soak.osm);
-    assert!(!sls.is_empty() && sls.iter().all(|&sl| sl == 2), "the pass after SIGHUP did not use dla.sl 2");
+    assert!(
+        !sls.is_empty() && sls.iter().all(|&sl| sl == 2),
+        "the pass after SIGHUP did not use dla.sl 2"
+    );
 
     soak.edit_config_and_hup("dla.sl 2\ndla.bogus 1\n");
-    soak.verify("a bad key and SIGHUP", "updn", &["ERR osmroute: dla declines"]);
-    assert!(soak.osm.lines_with("dla declines").iter().any(|l| l.contains("dla.bogus")), "dla's decline names the bad key");
+    soak.verify(
+        "a bad key and SIGHUP",
+        "updn",
+        &["ERR osmroute: dla declines"],
+    );
+    assert!(
+        soak.osm
+            .lines_with("dla declines")
+            .iter()
+            .any(|l| l.contains("dla.bogus")),
+        "dla's decline names the bad key"
+    );
 
     soak.edit_config_and_hup("# fixed\n");
     let (again, back) = soak.verify("the fix and SIGHUP", "dla", &[]);
-    assert!(same_tables(&again, &first, &back) && again.switch_count() == fabric.switch_count(), "dla recovered with other tables");
+    assert!(
+        same_tables(&again, &first, &back) && again.switch_count() == fabric.switch_count(),
+        "dla recovered with other tables"
+    );
     assert!(path_sls(&soak.osm).iter().all(|&sl| sl == 0));
 
     soak.start_cycles();
@@ -266,7 +371,13 @@ fn dragonfly_with_dla_through_faults_config_edits_and_a_decline() {
 #[test]
 fn slim_fly_with_pssp_through_cable_and_switch_faults() {
     let net = harness::generate_shuffled(&["slimfly", "--q", "5", "--p", "1"], 7);
-    let mut soak = Soak::start("soak-sf", net.clone(), 0, &["routing_engine pssp,minhop"], "");
+    let mut soak = Soak::start(
+        "soak-sf",
+        net.clone(),
+        0,
+        &["routing_engine pssp,minhop"],
+        "",
+    );
     let (fabric, first) = soak.verify("start", "pssp", &[]);
     // sf-0-0-0 holds the SM's host: its cables stay.
     let cable = switch_cable(&net, "sf-0-1-2");
@@ -291,7 +402,10 @@ fn slim_fly_with_pssp_through_cable_and_switch_faults() {
 /// back (the first tables again), then a cable.
 #[test]
 fn fat_tree_with_mlid_routing_around_failures_and_recovering() {
-    let net = with_enhanced_port0(&harness::generate_shuffled(&["fattree", "--m", "4", "--n", "3"], 4));
+    let net = with_enhanced_port0(&harness::generate_shuffled(
+        &["fattree", "--m", "4", "--n", "3"],
+        4,
+    ));
     let mut soak = Soak::start("soak-ft", net.clone(), 2, &["routing_engine mlid,updn"], "");
     let (_, first) = soak.verify("start", "mlid", &[]);
     assert!(soak.osm.dir.join("osmroute-path-select.txt").exists());
@@ -301,7 +415,10 @@ fn fat_tree_with_mlid_routing_around_failures_and_recovering() {
     assert!(soak.osm.lines_with("mlid declines").is_empty());
     soak.console(&["relink \"ft-l0-11\"".to_string()]);
     let (again, back) = soak.verify("the root switch back", "mlid", &[]);
-    assert!(same_tables(&again, &first, &back), "mlid recovered with other tables");
+    assert!(
+        same_tables(&again, &first, &back),
+        "mlid recovered with other tables"
+    );
     soak.start_cycles();
     let cable = switch_cable(&net, "ft-l1-21");
     soak.console(&[format!("unlink {cable}")]);
@@ -315,18 +432,41 @@ fn fat_tree_with_mlid_routing_around_failures_and_recovering() {
 /// declines, ftree refuses LMC > 0 and OpenSM routes with minhop.
 #[test]
 fn mlid_then_ftree_with_lmc_falls_to_minhop() {
-    let net = with_enhanced_port0(&harness::generate_shuffled(&["fattree", "--m", "4", "--n", "3"], 4));
+    let net = with_enhanced_port0(&harness::generate_shuffled(
+        &["fattree", "--m", "4", "--n", "3"],
+        4,
+    ));
     let mut sim = Sim::start("ftree-lmc", &net);
     let conf = sim.dir.join("osmroute.conf");
     std::fs::write(&conf, "mlid.bogus 1\n").expect("write osmroute.conf");
     let conf = conf.display().to_string();
-    let osm = sim.opensm(&["routing_engine mlid,ftree", "lmc 2", "lmc_esp0 TRUE"], &[("OSMROUTE_CONFIG", &conf)]);
+    let osm = sim.opensm(
+        &["routing_engine mlid,ftree", "lmc 2", "lmc_esp0 TRUE"],
+        &[("OSMROUTE_CONFIG", &conf)],
+    );
     osm.wait_for(UP, Duration::from_secs(120));
     assert_eq!(osm.lines_with("ERR osmroute: mlid declines").len(), 1);
-    assert_eq!(osm.lines_with("LMC > 0 is not supported by fat-tree routing").len(), 1, "{}", osm.log());
-    assert_eq!(osm.lines_with("ftree: cannot build lid matrices").len(), 1, "{}", osm.log());
+    assert_eq!(
+        osm.lines_with("LMC > 0 is not supported by fat-tree routing")
+            .len(),
+        1,
+        "{}",
+        osm.log()
+    );
+    assert_eq!(
+        osm.lines_with("ftree: cannot build lid matrices").len(),
+        1,
+        "{}",
+        osm.log()
+    );
     let routed = osm.lines_with(ROUTED);
-    assert!(!routed.is_empty() && routed.iter().all(|l| l.contains("minhop tables configured")), "{routed:#?}");
+    assert!(
+        !routed.is_empty()
+            && routed
+                .iter()
+                .all(|l| l.contains("minhop tables configured")),
+        "{routed:#?}"
+    );
 }
 
 /// OSMROUTE_CONFIG naming a file that is not there (a typo in the
@@ -338,11 +478,22 @@ fn a_missing_osmroute_config_makes_our_engines_decline() {
     let net = harness::generate_shuffled(&["fattree", "--m", "4", "--n", "3"], 4);
     let mut sim = Sim::start("missing-conf", &net);
     let missing = sim.dir.join("no-such-osmroute.conf").display().to_string();
-    let osm = sim.opensm(&["routing_engine mlid,updn"], &[("OSMROUTE_CONFIG", &missing)]);
+    let osm = sim.opensm(
+        &["routing_engine mlid,updn"],
+        &[("OSMROUTE_CONFIG", &missing)],
+    );
     osm.wait_for(UP, Duration::from_secs(120));
     let routed = osm.lines_with(ROUTED);
-    assert!(!routed.is_empty() && routed.iter().all(|l| l.contains("updn tables configured")), "{routed:#?}");
+    assert!(
+        !routed.is_empty() && routed.iter().all(|l| l.contains("updn tables configured")),
+        "{routed:#?}"
+    );
     let declines = osm.lines_with("ERR osmroute: mlid declines");
     assert!(!declines.is_empty(), "{}", osm.log());
-    assert!(declines.iter().all(|l| l.contains(&missing) && l.contains("no such file")), "{declines:#?}");
+    assert!(
+        declines
+            .iter()
+            .all(|l| l.contains(&missing) && l.contains("no such file")),
+        "{declines:#?}"
+    );
 }

@@ -38,7 +38,9 @@ const FAILED: c_int = -1;
 
 unsafe extern "C" fn create(osm: *mut sys::osm_opensm_t) -> *mut c_void {
     // SAFETY: OpenSM passes its own instance, alive until `delete`.
-    let Some(osm) = (unsafe { Osm::from_raw(osm) }) else { return std::ptr::null_mut() };
+    let Some(osm) = (unsafe { Osm::from_raw(osm) }) else {
+        return std::ptr::null_mut();
+    };
     install_panic_hook();
     crate::logger::attach(osm.log());
     guarded("osmroute create", std::ptr::null_mut(), || {
@@ -54,7 +56,11 @@ unsafe extern "C" fn delete(data: *mut c_void) {
     crate::logger::detach();
 }
 
-unsafe extern "C" fn report(data: *mut c_void, event: sys::osm_epi_event_id_t, _payload: *mut c_void) {
+unsafe extern "C" fn report(
+    data: *mut c_void,
+    event: sys::osm_epi_event_id_t,
+    _payload: *mut c_void,
+) {
     if data.is_null() {
         return;
     }
@@ -69,27 +75,34 @@ unsafe extern "C" fn report(data: *mut c_void, event: sys::osm_epi_event_id_t, _
 
 /// OpenSM's `setup` for one of our engines: its context pointer is the
 /// engine's registration; the engine struct gets a fresh context.
-pub(super) unsafe extern "C" fn setup_engine(re: *mut sys::osm_routing_engine, osm: *mut sys::osm_opensm_t) -> c_int {
-    guarded("osmroute engine setup", FAILED, || -> Result<c_int, String> {
-        // SAFETY: OpenSM calls setup with the engine struct it allocated
-        // (its context is what `Osm::register_engine` gave, a 'static
-        // Registration) and its own instance.
-        unsafe {
-            let re = re.as_mut().ok_or("no routing engine struct")?;
-            let registration = &*(re.context as *const Registration);
-            let osm = Osm::from_raw(osm).ok_or("no OpenSM instance")?;
-            let context = Box::new(EngineContext::new(registration, osm));
-            re.context = Box::into_raw(context) as *mut c_void;
-            re.build_lid_matrices = Some(build_lid_matrices);
-            re.ucast_build_fwd_tables = Some(build_fwd_tables);
-            re.update_sl2vl = Some(update_sl2vl);
-            re.path_sl = Some(path_sl);
-            re.destroy = Some(destroy);
-            // Only a patched OpenSM has the field (see `sa_path_lids_available`).
-            sys::osmroute_set_path_lids(re, Some(path_lids));
-        }
-        Ok(DONE)
-    })
+pub(super) unsafe extern "C" fn setup_engine(
+    re: *mut sys::osm_routing_engine,
+    osm: *mut sys::osm_opensm_t,
+) -> c_int {
+    guarded(
+        "osmroute engine setup",
+        FAILED,
+        || -> Result<c_int, String> {
+            // SAFETY: OpenSM calls setup with the engine struct it allocated
+            // (its context is what `Osm::register_engine` gave, a 'static
+            // Registration) and its own instance.
+            unsafe {
+                let re = re.as_mut().ok_or("no routing engine struct")?;
+                let registration = &*(re.context as *const Registration);
+                let osm = Osm::from_raw(osm).ok_or("no OpenSM instance")?;
+                let context = Box::new(EngineContext::new(registration, osm));
+                re.context = Box::into_raw(context) as *mut c_void;
+                re.build_lid_matrices = Some(build_lid_matrices);
+                re.ucast_build_fwd_tables = Some(build_fwd_tables);
+                re.update_sl2vl = Some(update_sl2vl);
+                re.path_sl = Some(path_sl);
+                re.destroy = Some(destroy);
+                // Only a patched OpenSM has the field (see `sa_path_lids_available`).
+                sys::osmroute_set_path_lids(re, Some(path_lids));
+            }
+            Ok(DONE)
+        },
+    )
 }
 
 /// The engine context behind a routing callback's `ctx`.
@@ -129,7 +142,9 @@ unsafe extern "C" fn update_sl2vl(
     let (ctx, owner, raw) = unsafe {
         let node = sys::osmroute_port_node(port);
         let owner = if sys::osmroute_node_type(node) as u32 == sys::IB_NODE_TYPE_SWITCH {
-            PortOwner::Switch { guid: sys::osmroute_node_guid(node) }
+            PortOwner::Switch {
+                guid: sys::osmroute_node_guid(node),
+            }
         } else {
             PortOwner::ChannelAdapter
         };
@@ -145,22 +160,38 @@ unsafe extern "C" fn path_sl(ctx: *mut c_void, hint: u8, slid: u16, dlid: u16) -
     // SAFETY: as in `build_lid_matrices`.
     let ctx = unsafe { context(ctx) };
     // LIDs arrive in network byte order.
-    let (slid, dlid) = (Lid::from_raw(u16::from_be(slid)), Lid::from_raw(u16::from_be(dlid)));
-    guarded(ctx.name(), hint, || -> Result<u8, String> { Ok(ctx.path_sl(hint, slid, dlid)) })
+    let (slid, dlid) = (
+        Lid::from_raw(u16::from_be(slid)),
+        Lid::from_raw(u16::from_be(dlid)),
+    );
+    guarded(ctx.name(), hint, || -> Result<u8, String> {
+        Ok(ctx.path_sl(hint, slid, dlid))
+    })
 }
 
 /// opensm-patch's SA callback: the LIDs to answer first for paths from
 /// the port with base LID `src_base` to the one with `dest_base` (network
 /// order). 1 with `*dlid` set when the engine chose; 0 for no preference
 /// (OpenSM's own order). The SLID is left to OpenSM (the source's base).
-unsafe extern "C" fn path_lids(ctx: *mut c_void, src_base: u16, dest_base: u16, _slid: *mut u16, dlid: *mut u16) -> c_int {
+unsafe extern "C" fn path_lids(
+    ctx: *mut c_void,
+    src_base: u16,
+    dest_base: u16,
+    _slid: *mut u16,
+    dlid: *mut u16,
+) -> c_int {
     if dlid.is_null() {
         return 0;
     }
     // SAFETY: as in `build_lid_matrices`.
     let ctx = unsafe { context(ctx) };
-    let (src_base, dest_base) = (Lid::from_raw(u16::from_be(src_base)), Lid::from_raw(u16::from_be(dest_base)));
-    match guarded(ctx.name(), None, || -> Result<Option<Lid>, String> { Ok(ctx.path_dlid(src_base, dest_base)) }) {
+    let (src_base, dest_base) = (
+        Lid::from_raw(u16::from_be(src_base)),
+        Lid::from_raw(u16::from_be(dest_base)),
+    );
+    match guarded(ctx.name(), None, || -> Result<Option<Lid>, String> {
+        Ok(ctx.path_dlid(src_base, dest_base))
+    }) {
         Some(chosen) => {
             // SAFETY: OpenSM passes a pointer to its own local, checked above.
             unsafe { *dlid = chosen.raw().to_be() };

@@ -96,7 +96,10 @@ impl Osm {
             };
             Options {
                 dump_dir,
-                routing_dumps: sys::osmroute_log_enabled(&(*self.raw()).log, sys::OSM_LOG_ROUTING as u8) != 0,
+                routing_dumps: sys::osmroute_log_enabled(
+                    &(*self.raw()).log,
+                    sys::OSM_LOG_ROUTING as u8,
+                ) != 0,
                 qos: opt.qos != 0,
                 max_op_vls: opt.max_op_vls,
                 lmc: opt.lmc,
@@ -116,7 +119,11 @@ impl Osm {
         // SAFETY: inside a routing callback OpenSM holds its lock, so the
         // node table does not change while it is walked.
         let first = unsafe { sys::osmroute_node_first(&mut (*self.raw()).subn) };
-        Nodes { osm: *self, next: NonNull::new(first), _pass: PhantomData }
+        Nodes {
+            osm: *self,
+            next: NonNull::new(first),
+            _pass: PhantomData,
+        }
     }
 
     /// Sets OpenSM's LMC and has the next heavy sweep (right after this
@@ -129,7 +136,11 @@ impl Osm {
 
     /// Registers an external routing engine named `name`; OpenSM will call
     /// `glue::setup_engine` with `context` when it sets up its engines.
-    pub fn register_engine(self, name: &CStr, context: &'static crate::engine::Registration) -> Result<(), i32> {
+    pub fn register_engine(
+        self,
+        name: &CStr,
+        context: &'static crate::engine::Registration,
+    ) -> Result<(), i32> {
         let module = sys::external_routing_engine_module_t {
             name: name.as_ptr(),
             setup: Some(glue::setup_engine),
@@ -137,7 +148,9 @@ impl Osm {
         };
         // SAFETY: OpenSM copies the name and setup pointer and keeps the
         // context pointer, which is 'static.
-        let status = unsafe { sys::osm_register_external_routing_engine(self.raw(), &module, module.context) };
+        let status = unsafe {
+            sys::osm_register_external_routing_engine(self.raw(), &module, module.context)
+        };
         if status == 0 {
             Ok(())
         } else {
@@ -198,7 +211,10 @@ impl<'pass> Iterator for Nodes<'pass> {
         // SAFETY: the node is in OpenSM's node table, locked for the pass.
         let next = unsafe { sys::osmroute_node_next(&mut (*self.osm.raw()).subn, node.as_ptr()) };
         self.next = NonNull::new(next);
-        Some(NodeView { node, _pass: PhantomData })
+        Some(NodeView {
+            node,
+            _pass: PhantomData,
+        })
     }
 }
 
@@ -235,7 +251,10 @@ impl<'pass> NodeView<'pass> {
         // a terminating NUL into the 65-byte buffer.
         unsafe {
             sys::osmroute_node_desc(self.node.as_ptr(), buf.as_mut_ptr());
-            CStr::from_ptr(buf.as_ptr()).to_string_lossy().trim().to_string()
+            CStr::from_ptr(buf.as_ptr())
+                .to_string_lossy()
+                .trim()
+                .to_string()
         }
     }
 
@@ -250,7 +269,10 @@ impl<'pass> NodeView<'pass> {
         // SAFETY: as in `is_switch`; the shim checks `num` against the
         // node's port count.
         let port = unsafe { sys::osmroute_node_port(self.node.as_ptr(), num) };
-        NonNull::new(port).map(|port| PortView { port, _pass: PhantomData })
+        NonNull::new(port).map(|port| PortView {
+            port,
+            _pass: PhantomData,
+        })
     }
 
     /// The switch object of a switch node, for writing its tables.
@@ -362,7 +384,9 @@ impl SwitchHandle {
         // and madvise(MADV_POPULATE_WRITE) on whole pages inside the array
         // makes them writable without touching their contents.
         unsafe {
-            let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE)).unwrap_or(4096).max(64);
+            let page = usize::try_from(libc::sysconf(libc::_SC_PAGESIZE))
+                .unwrap_or(4096)
+                .max(64);
             let per_page = page / std::mem::size_of::<*mut u8>();
             let rows = sys::osmroute_switch_hop_rows(self.0.as_ptr(), &mut count);
             if rows.is_null() || count == 0 {
@@ -375,15 +399,21 @@ impl SwitchHandle {
             let (start, end) = (rows as usize, rows.add(count as usize) as usize);
             let (inner_start, inner_end) = (start.next_multiple_of(page), end / page * page);
             let populated = inner_end > inner_start
-                && libc::madvise(inner_start as *mut libc::c_void, inner_end - inner_start, libc::MADV_POPULATE_WRITE)
-                    == 0;
+                && libc::madvise(
+                    inner_start as *mut libc::c_void,
+                    inner_end - inner_start,
+                    libc::MADV_POPULATE_WRITE,
+                ) == 0;
             if populated {
                 touch(0);
                 touch(count as usize - 1);
             } else {
                 // Kernels before 5.14 lack MADV_POPULATE_WRITE: a pointer
                 // per page.
-                (0..count as usize).step_by(per_page).chain([count as usize - 1]).for_each(touch);
+                (0..count as usize)
+                    .step_by(per_page)
+                    .chain([count as usize - 1])
+                    .for_each(touch);
             }
         }
     }

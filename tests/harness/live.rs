@@ -32,7 +32,11 @@ pub struct Outage {
 
 impl Outage {
     pub fn new(net: String) -> Self {
-        Outage { net, cut: Vec::new(), dead: Vec::new() }
+        Outage {
+            net,
+            cut: Vec::new(),
+            dead: Vec::new(),
+        }
     }
 
     fn parsed(&self) -> FabricBuilder {
@@ -47,7 +51,14 @@ impl Outage {
             sim.console(command);
             let (verb, target) = command.split_once(' ').expect("VERB TARGET");
             let (node, port) = match target.split_once('[') {
-                Some((node, port)) => (node, Some(port.trim_end_matches(']').parse::<u8>().expect("port number"))),
+                Some((node, port)) => (
+                    node,
+                    Some(
+                        port.trim_end_matches(']')
+                            .parse::<u8>()
+                            .expect("port number"),
+                    ),
+                ),
                 None => (target, None),
             };
             let node = node.trim_matches('"').to_string();
@@ -79,7 +90,12 @@ impl Outage {
     /// The far end of the cable at `name`'s `port` in the net file.
     pub fn peer(&self, name: &str, port: u8) -> (String, u8) {
         let b = self.parsed();
-        let far = b.node(node_named(&b, name)).links().find(|&(p, _)| p == port).expect("a cabled port").1;
+        let far = b
+            .node(node_named(&b, name))
+            .links()
+            .find(|&(p, _)| p == port)
+            .expect("a cabled port")
+            .1;
         (b.node(far.node).desc.clone(), far.port.raw())
     }
 
@@ -87,7 +103,10 @@ impl Outage {
     pub fn switch_ports(&self, name: &str) -> Vec<u8> {
         let b = self.parsed();
         let node = b.node(node_named(&b, name));
-        node.links().filter(|(_, far)| b.node(far.node).is_switch()).map(|(p, _)| p.raw()).collect()
+        node.links()
+            .filter(|(_, far)| b.node(far.node).is_switch())
+            .map(|(p, _)| p.raw())
+            .collect()
     }
 }
 
@@ -111,7 +130,10 @@ pub fn wait_for_settled_pass(osm: &OpenSm, seen: usize, after: &str) -> usize {
         if start.elapsed() > Duration::from_secs(180) {
             let log = osm.log();
             let tail: Vec<&str> = log.lines().rev().take(40).collect();
-            panic!("no routing pass after {after}; last log lines:\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            panic!(
+                "no routing pass after {after}; last log lines:\n{}",
+                tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+            );
         }
     }
 }
@@ -140,7 +162,13 @@ impl Live {
         let mut sim = Sim::start_live(name, &net);
         let routing = format!("routing_engine {engine}");
         let osm = sim.opensm(&[&routing, "qos TRUE", "sweep_interval 2"], &[]);
-        let mut live = Live { sim, osm, engine: engine.to_string(), passes: 0, outage: Outage::new(net) };
+        let mut live = Live {
+            sim,
+            osm,
+            engine: engine.to_string(),
+            passes: 0,
+            outage: Outage::new(net),
+        };
         live.wait_for_pass();
         live
     }
@@ -160,26 +188,53 @@ impl Live {
         self.osm.assert_no_errors();
         let passes = self.osm.lines_with(ROUTED);
         let ours = format!("{} tables configured", self.engine);
-        assert!(passes.iter().all(|l| l.contains(&ours)), "a pass not routed by {}: {passes:#?}", self.engine);
+        assert!(
+            passes.iter().all(|l| l.contains(&ours)),
+            "a pass not routed by {}: {passes:#?}",
+            self.engine
+        );
         let declines = self.osm.lines_with("declines");
-        assert!(declines.is_empty(), "{} declined: {declines:#?}", self.engine);
+        assert!(
+            declines.is_empty(),
+            "{} declined: {declines:#?}",
+            self.engine
+        );
     }
 
     /// Relinks what `steps` unlinked, last first, and asserts that the
     /// pass that follows has the tables (read back), SL2VL and path-SL
     /// files of `first`, the pass before any fault.
     pub fn undo_and_expect(&mut self, steps: &[String], first: &FirstPass) {
-        let relinks: Vec<String> = steps.iter().rev().map(|s| s.replacen("unlink", "relink", 1)).collect();
+        let relinks: Vec<String> = steps
+            .iter()
+            .rev()
+            .map(|s| s.replacen("unlink", "relink", 1))
+            .collect();
         self.faults(&relinks);
         let (again, last, _) = self.check();
-        assert!(same_tables(&again, &first.tables, &last), "relinked, the tables differ from the first pass");
-        assert_eq!(self.osm.file("osmroute-sl2vl.txt"), first.sl2vl, "relinked, the SL2VL tables differ");
-        assert_eq!(self.osm.file("osmroute-path-sl.txt"), first.path_sl, "relinked, the path SLs differ");
+        assert!(
+            same_tables(&again, &first.tables, &last),
+            "relinked, the tables differ from the first pass"
+        );
+        assert_eq!(
+            self.osm.file("osmroute-sl2vl.txt"),
+            first.sl2vl,
+            "relinked, the SL2VL tables differ"
+        );
+        assert_eq!(
+            self.osm.file("osmroute-path-sl.txt"),
+            first.path_sl,
+            "relinked, the path SLs differ"
+        );
     }
 
     /// The pass now in place, `tables` being its tables read back.
     pub fn first_pass(&self, tables: Routing) -> FirstPass {
-        FirstPass { tables, sl2vl: self.osm.file("osmroute-sl2vl.txt"), path_sl: self.osm.file("osmroute-path-sl.txt") }
+        FirstPass {
+            tables,
+            sl2vl: self.osm.file("osmroute-sl2vl.txt"),
+            path_sl: self.osm.file("osmroute-path-sl.txt"),
+        }
     }
 
     /// Reads the tables back from the simulated switches and checks them
@@ -187,29 +242,66 @@ impl Live {
     pub fn check(&self) -> (Fabric, Routing, Routing) {
         let (fabric, read) = read_back_of(&self.sim, self.outage.current_fabric());
         let offline = osmroute_core::pipeline::route_by_name(&self.engine, &fabric)
-            .unwrap_or_else(|e| panic!("offline {} after {:?} / {:?}: {e}", self.engine, self.outage.cut, self.outage.dead))
+            .unwrap_or_else(|e| {
+                panic!(
+                    "offline {} after {:?} / {:?}: {e}",
+                    self.engine, self.outage.cut, self.outage.dead
+                )
+            })
             .routing;
         for s in fabric.switch_ids() {
             for (lid, _) in fabric.lids() {
-                assert_eq!(read.lfts[s].get(lid), offline.lfts[s].get(lid), "{}: LID {lid}", fabric.describe_switch(s));
+                assert_eq!(
+                    read.lfts[s].get(lid),
+                    offline.lfts[s].get(lid),
+                    "{}: LID {lid}",
+                    fabric.describe_switch(s)
+                );
             }
         }
         let report = analyze(&fabric, &offline);
-        assert!(report.delivered(), "undelivered after {:?} / {:?}: {:?}", self.outage.cut, self.outage.dead, report.failures);
-        assert!(report.credit_loop.is_none(), "credit loop after {:?} / {:?}", self.outage.cut, self.outage.dead);
-        let ibdm = ibdmchk(&self.osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
-        assert!(ibdm.contains("no credit loops found"), "ibdmchk after {:?}: {ibdm}", self.outage.cut);
-        assert!(!ibdm.lines().any(|l| l.starts_with("-E-")), "ibdmchk errors: {ibdm}");
+        assert!(
+            report.delivered(),
+            "undelivered after {:?} / {:?}: {:?}",
+            self.outage.cut,
+            self.outage.dead,
+            report.failures
+        );
+        assert!(
+            report.credit_loop.is_none(),
+            "credit loop after {:?} / {:?}",
+            self.outage.cut,
+            self.outage.dead
+        );
+        let ibdm = ibdmchk(
+            &self.osm.dir,
+            &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"],
+        );
+        assert!(
+            ibdm.contains("no credit loops found"),
+            "ibdmchk after {:?}: {ibdm}",
+            self.outage.cut
+        );
+        assert!(
+            !ibdm.lines().any(|l| l.starts_with("-E-")),
+            "ibdmchk errors: {ibdm}"
+        );
         (fabric, read, offline)
     }
 }
 
 /// The node described `name` in `b`.
 pub fn node_named(b: &FabricBuilder, name: &str) -> NodeId {
-    NodeId::range(b.node_count()).find(|&i| b.node(i).desc == name).unwrap_or_else(|| panic!("no node {name}"))
+    NodeId::range(b.node_count())
+        .find(|&i| b.node(i).desc == name)
+        .unwrap_or_else(|| panic!("no node {name}"))
 }
 
 /// Whether two routings of one fabric have the same forwarding tables.
 pub fn same_tables(fabric: &Fabric, a: &Routing, b: &Routing) -> bool {
-    fabric.switch_ids().all(|s| fabric.lids().all(|(lid, _)| a.lfts[s].get(lid) == b.lfts[s].get(lid)))
+    fabric.switch_ids().all(|s| {
+        fabric
+            .lids()
+            .all(|(lid, _)| a.lfts[s].get(lid) == b.lfts[s].get(lid))
+    })
 }

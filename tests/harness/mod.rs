@@ -44,7 +44,11 @@ static RUNS: AtomicUsize = AtomicUsize::new(0);
 pub fn build_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/<test binary>
-    let dir = exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf();
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_path_buf();
     assert!(
         dir.join("libosmroute.so").exists(),
         "{} has no libosmroute.so: build the plugin first (`cargo build --release --workspace`, as .ci/test does)",
@@ -56,8 +60,14 @@ pub fn build_dir() -> PathBuf {
 /// `osmroute ARGS...` (the binary built with these tests): whether it
 /// succeeded, and its standard output.
 pub fn osmroute(args: &[&str]) -> (bool, String) {
-    let out = std::process::Command::new(build_dir().join("osmroute")).args(args).output().expect("run osmroute");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    let out = std::process::Command::new(build_dir().join("osmroute"))
+        .args(args)
+        .output()
+        .expect("run osmroute");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 /// `osmroute check DIR ARGS...`, which must deliver every route and find
@@ -65,7 +75,10 @@ pub fn osmroute(args: &[&str]) -> (bool, String) {
 pub fn check_loop_free(dir: &Path, args: &[&str]) -> String {
     let dir = dir.to_str().expect("UTF-8 path");
     let (ok, report) = osmroute(&[&["check", dir][..], args].concat());
-    assert!(ok && report.contains("credit loops: none"), "osmroute check {dir}: {report}");
+    assert!(
+        ok && report.contains("credit loops: none"),
+        "osmroute check {dir}: {report}"
+    );
     report
 }
 
@@ -78,7 +91,11 @@ pub fn generate_shuffled(family: &[&str], seed: u64) -> String {
         .args(["--shuffle-ports", "--seed", &seed.to_string()])
         .output()
         .expect("run osmroute gen");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).expect("net file text")
 }
 
@@ -87,7 +104,10 @@ fn require(binary: &str, package: &str) {
         .map(|p| std::env::split_paths(&p).any(|d| d.join(binary).exists()))
         .unwrap_or(false)
         || Path::new("/usr/sbin").join(binary).exists();
-    assert!(found, "`{binary}` not found: install {package} (.ci/deps does)");
+    assert!(
+        found,
+        "`{binary}` not found: install {package} (.ci/deps does)"
+    );
 }
 
 fn wait_until(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) -> Result<(), String> {
@@ -127,34 +147,59 @@ impl Sim {
     /// Sends one console command to ibsim, e.g. `unlink "NAME"[PORT]`.
     pub fn console(&mut self, command: &str) {
         use std::io::Write;
-        let console = self.console.as_mut().expect("the simulation was started with start_live");
-        writeln!(console, "{command}").and_then(|()| console.flush()).expect("write to ibsim's console");
+        let console = self
+            .console
+            .as_mut()
+            .expect("the simulation was started with start_live");
+        writeln!(console, "{command}")
+            .and_then(|()| console.flush())
+            .expect("write to ibsim's console");
     }
 
     fn spawn(name: &str, net: &str, live: bool) -> Sim {
         require("ibsim", "ibsim-utils");
-        assert!(Path::new(UMAD2SIM).exists(), "{UMAD2SIM} missing: install libumad2sim0");
+        assert!(
+            Path::new(UMAD2SIM).exists(),
+            "{UMAD2SIM} missing: install libumad2sim0"
+        );
         let run = RUNS.fetch_add(1, Ordering::SeqCst);
-        let dir = std::env::temp_dir().join(format!("osmroute-test-{name}-{}-{run}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("osmroute-test-{name}-{}-{run}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create run directory");
         let netfile = dir.join("fabric.net");
         std::fs::write(&netfile, net).expect("write net file");
-        let nodes = net.lines().filter(|l| l.starts_with("Switch") || l.starts_with("Hca")).count();
+        let nodes = net
+            .lines()
+            .filter(|l| l.starts_with("Switch") || l.starts_with("Hca"))
+            .count();
         let switches = net.lines().filter(|l| l.starts_with("Switch")).count();
         // Every port a node has, cabled or not (ibsim allocates them all):
         // "Switch 36 ..." has 37 with port 0.
         let ports: usize = net
             .lines()
             .filter(|l| l.starts_with("Switch") || l.starts_with("Hca"))
-            .map(|l| l.split_whitespace().nth(1).and_then(|n| n.parse::<usize>().ok()).unwrap_or(0) + 1)
+            .map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .unwrap_or(0)
+                    + 1
+            })
             .sum();
         let sock = format!("osmroute-{name}-{}-{run}", std::process::id());
         let log = std::fs::File::create(dir.join("ibsim.log")).expect("ibsim log");
         let mut ibsim = Command::new("ibsim")
             .arg("-s")
             .args(if live { &[][..] } else { &["-n"][..] })
-            .args(["-N", &(nodes + 16).to_string(), "-S", &(switches + 16).to_string(), "-P", &(ports + 64).to_string()])
+            .args([
+                "-N",
+                &(nodes + 16).to_string(),
+                "-S",
+                &(switches + 16).to_string(),
+                "-P",
+                &(ports + 64).to_string(),
+            ])
             .arg(&netfile)
             .env("IBSIM_SOCKNAME", &sock)
             .stdin(if live { Stdio::piped() } else { Stdio::null() })
@@ -163,12 +208,26 @@ impl Sim {
             .spawn()
             .expect("start ibsim");
         let console = ibsim.stdin.take();
-        let sim = Sim { dir, netfile, sock, ibsim, console, opensm_runs: 0 };
+        let sim = Sim {
+            dir,
+            netfile,
+            sock,
+            ibsim,
+            console,
+            opensm_runs: 0,
+        };
         let log_path = sim.dir.join("ibsim.log");
-        wait_until("ibsim to parse the fabric", Duration::from_secs(300), || {
-            std::fs::read_to_string(&log_path).is_ok_and(|l| l.contains("MaxMcastCap"))
-        })
-        .unwrap_or_else(|e| panic!("{e}; ibsim log: {}", std::fs::read_to_string(&log_path).unwrap_or_default()));
+        wait_until(
+            "ibsim to parse the fabric",
+            Duration::from_secs(300),
+            || std::fs::read_to_string(&log_path).is_ok_and(|l| l.contains("MaxMcastCap")),
+        )
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}; ibsim log: {}",
+                std::fs::read_to_string(&log_path).unwrap_or_default()
+            )
+        });
         sim
     }
 
@@ -223,7 +282,9 @@ impl Sim {
     /// `opensm` with an osmroute configuration file holding `osmroute_conf`
     /// (written into the run directory and named by OSMROUTE_CONFIG).
     pub fn opensm_configured(&mut self, conf: &[&str], osmroute_conf: &str) -> OpenSm {
-        let path = self.dir.join(format!("osmroute-{}.conf", self.opensm_runs + 1));
+        let path = self
+            .dir
+            .join(format!("osmroute-{}.conf", self.opensm_runs + 1));
         std::fs::write(&path, osmroute_conf).expect("write osmroute.conf");
         let path = path.display().to_string();
         self.opensm(conf, &[("OSMROUTE_CONFIG", &path)])
@@ -252,8 +313,13 @@ impl Sim {
         // Written from another thread, so a tool that answers as it reads
         // cannot block on a full output pipe.
         let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-        let out = child.wait_with_output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
-        writer.join().expect("stdin writer").unwrap_or_else(|e| panic!("{cmd} stdin: {e}"));
+        let out = child
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+        writer
+            .join()
+            .expect("stdin writer")
+            .unwrap_or_else(|e| panic!("{cmd} stdin: {e}"));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 }
@@ -306,12 +372,19 @@ impl OpenSm {
 
     /// Lines of the log containing `text`.
     pub fn lines_with(&self, text: &str) -> Vec<String> {
-        self.log().lines().filter(|l| l.contains(text)).map(str::to_string).collect()
+        self.log()
+            .lines()
+            .filter(|l| l.contains(text))
+            .map(str::to_string)
+            .collect()
     }
 
     /// Asks OpenSM for a heavy re-sweep (what SIGHUP does).
     pub fn resweep(&self) {
-        let status = Command::new("kill").arg("-HUP").arg(self.child.id().to_string()).status();
+        let status = Command::new("kill")
+            .arg("-HUP")
+            .arg(self.child.id().to_string())
+            .status();
         assert!(status.is_ok_and(|s| s.success()), "cannot signal OpenSM");
     }
 
@@ -322,7 +395,8 @@ impl OpenSm {
 
     /// OpenSM's resident memory (VmRSS) in kB.
     pub fn resident_kb(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("OpenSM is running");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("OpenSM is running");
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))

@@ -2,10 +2,10 @@
 //! net file plus OpenSM's guid2lid cache), and comparing an offline
 //! routing with what the switches were programmed with.
 
+use osmroute_core::config::Settings;
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::io::guid2lid::Guid2Lid;
 use osmroute_core::io::netfile;
-use osmroute_core::config::Settings;
 use osmroute_core::{Fabric, Routing};
 
 use super::OpenSm;
@@ -14,11 +14,23 @@ use super::OpenSm;
 /// must give the LIDs the read-back fabric has.
 pub fn fabric_with_opensm_lids(osm: &OpenSm, net: &str, read_back: &Fabric) -> Fabric {
     let mut builder = netfile::read(net).expect("net file");
-    let guid2lid = std::fs::read_to_string(osm.dir.join("cache/guid2lid")).expect("OpenSM's guid2lid");
-    Guid2Lid::read(&guid2lid).expect("guid2lid parses").apply(&mut builder).expect("every port in guid2lid");
+    let guid2lid =
+        std::fs::read_to_string(osm.dir.join("cache/guid2lid")).expect("OpenSM's guid2lid");
+    Guid2Lid::read(&guid2lid)
+        .expect("guid2lid parses")
+        .apply(&mut builder)
+        .expect("every port in guid2lid");
     let fabric = builder.build().expect("fabric");
-    let lids = |f: &Fabric| f.lids().map(|(l, o)| (l, f.node(o.node).guid)).collect::<Vec<_>>();
-    assert_eq!(lids(&fabric), lids(read_back), "guid2lid gives the LIDs the switches route");
+    let lids = |f: &Fabric| {
+        f.lids()
+            .map(|(l, o)| (l, f.node(o.node).guid))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lids(&fabric),
+        lids(read_back),
+        "guid2lid gives the LIDs the switches route"
+    );
     fabric
 }
 
@@ -44,7 +56,8 @@ pub fn assert_switches_hold_offline_run(
 
 /// The path SLs the plugin dumped equal `offline`'s.
 pub fn assert_dumped_path_sls(osm: &OpenSm, fabric: &Fabric, offline: &Routing) {
-    let dumped = switch_sl::read(fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
+    let dumped =
+        switch_sl::read(fabric, &osm.file(SWITCH_SL_FILE)).expect("the plugin's switch-SL file");
     assert_eq!(&dumped, &offline.path_sl, "path SLs");
 }
 

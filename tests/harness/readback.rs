@@ -19,7 +19,12 @@ pub fn switches(sim: &Sim) -> Vec<(u64, u16)> {
         .filter_map(|l| {
             let words: Vec<&str> = l.split_whitespace().collect();
             let guid = u64::from_str_radix(words.get(2)?.trim_start_matches("0x"), 16).ok()?;
-            let lid = words.iter().position(|w| *w == "lid").and_then(|i| words.get(i + 1))?.parse().ok()?;
+            let lid = words
+                .iter()
+                .position(|w| *w == "lid")
+                .and_then(|i| words.get(i + 1))?
+                .parse()
+                .ok()?;
             Some((guid, lid))
         })
         .collect()
@@ -39,7 +44,11 @@ pub fn read_back_of(sim: &Sim, mut b: osmroute_core::FabricBuilder) -> (Fabric, 
     for (id, n) in NodeId::range(b.node_count()).zip(b.nodes()) {
         for (num, p) in n.ports.iter().enumerate() {
             if let Some(p) = p {
-                let end_port = if n.kind == NodeKind::Switch { num == 0 } else { num > 0 };
+                let end_port = if n.kind == NodeKind::Switch {
+                    num == 0
+                } else {
+                    num > 0
+                };
                 if end_port {
                     port_by_guid.insert(p.guid, PortRef::new(id, num as u8));
                 }
@@ -53,12 +62,24 @@ pub fn read_back_of(sim: &Sim, mut b: osmroute_core::FabricBuilder) -> (Fabric, 
         for line in sim.tool("ibroute", &[&lid.to_string()]).lines() {
             // 0x0001 003 : (Channel Adapter portguid 0x0000000000100001: 'h0')
             let words: Vec<&str> = line.split_whitespace().collect();
-            let (Some(l), Some(port)) = (words.first(), words.get(1)) else { continue };
-            let (Some(l), Ok(port)) = (l.strip_prefix("0x"), port.parse::<u8>()) else { continue };
-            let Ok(l) = u16::from_str_radix(l, 16) else { continue };
+            let (Some(l), Some(port)) = (words.first(), words.get(1)) else {
+                continue;
+            };
+            let (Some(l), Ok(port)) = (l.strip_prefix("0x"), port.parse::<u8>()) else {
+                continue;
+            };
+            let Ok(l) = u16::from_str_radix(l, 16) else {
+                continue;
+            };
             entries.push((l, port));
-            let owner = words.iter().position(|w| *w == "portguid").and_then(|i| words.get(i + 1));
-            if let Some(g) = owner.and_then(|g| u64::from_str_radix(g.trim_end_matches([':', ')']).trim_start_matches("0x"), 16).ok()) {
+            let owner = words
+                .iter()
+                .position(|w| *w == "portguid")
+                .and_then(|i| words.get(i + 1));
+            if let Some(g) = owner.and_then(|g| {
+                u64::from_str_radix(g.trim_end_matches([':', ')']).trim_start_matches("0x"), 16)
+                    .ok()
+            }) {
                 if let Some(&at) = port_by_guid.get(&g) {
                     port_lids.entry(at).or_default().insert(l);
                 }
@@ -69,17 +90,32 @@ pub fn read_back_of(sim: &Sim, mut b: osmroute_core::FabricBuilder) -> (Fabric, 
     // ibroute lists every LID of a port: the base LID and 2^LMC - 1 more.
     for (at, lids) in port_lids {
         let lmc = lids.len().trailing_zeros() as u8;
-        b.set_lid(at, Lid::from_raw(*lids.first().expect("a listed port has a LID")), lmc).expect("port exists");
+        b.set_lid(
+            at,
+            Lid::from_raw(*lids.first().expect("a listed port has a LID")),
+            lmc,
+        )
+        .expect("port exists");
     }
     let fabric = b.build().expect("read-back LIDs are consistent");
     let mut lfts = Routing::empty_lfts(&fabric);
     for si in fabric.switch_ids() {
-        let entries = tables.get(&fabric.switch_node(si).guid).expect("ibswitches lists every switch");
+        let entries = tables
+            .get(&fabric.switch_node(si).guid)
+            .expect("ibswitches lists every switch");
         for &(lid, port) in entries {
             lfts[si].set(Lid::from_raw(lid), PortNum::new(port));
         }
     }
-    (fabric, Routing { engine: "read back".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) })
+    (
+        fabric,
+        Routing {
+            engine: "read back".into(),
+            lfts,
+            sl2vl: None,
+            path_sl: PathSl::Uniform(0),
+        },
+    )
 }
 
 /// SL2VL rows of `smpquery sl2vl LID OUT`: (in-port, VL per SL).
@@ -91,7 +127,10 @@ pub fn sl2vl_rows(sim: &Sim, lid: u16, out: u8) -> Vec<(u8, Vec<u8>)> {
             let rest = l.strip_prefix("ports: in")?;
             let (inp, rest) = rest.split_once(',')?;
             let (_, vls) = rest.split_once(':')?;
-            let vls: Vec<u8> = vls.split('|').filter_map(|v| v.trim().parse().ok()).collect();
+            let vls: Vec<u8> = vls
+                .split('|')
+                .filter_map(|v| v.trim().parse().ok())
+                .collect();
             Some((inp.trim().parse().ok()?, vls))
         })
         .collect()
@@ -100,19 +139,33 @@ pub fn sl2vl_rows(sim: &Sim, lid: u16, out: u8) -> Vec<(u8, Vec<u8>)> {
 pub fn ibdmchk(dir: &std::path::Path, extra: &[&str]) -> String {
     let out = Command::new("ibdmchk")
         .current_dir(dir)
-        .args(["-s", "opensm-subnet.lst", "-f", "opensm.fdbs", "-m", "opensm.mcfdbs"])
+        .args([
+            "-s",
+            "opensm-subnet.lst",
+            "-f",
+            "opensm.fdbs",
+            "-m",
+            "opensm.mcfdbs",
+        ])
         .args(extra)
         .output()
         .expect("run ibdmchk (install ibutils)");
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
 
-
 /// `net` with every switch declared with enhanced port 0, so that OpenSM
 /// with `lmc_esp0 TRUE` gives switches LID ranges too, as ibdmchk's `-l`
 /// assumes of every port.
 pub fn with_enhanced_port0(net: &str) -> String {
-    net.lines().map(|l| if l.starts_with("Switch") { format!("{l} enhanced port 0\n") } else { format!("{l}\n") }).collect()
+    net.lines()
+        .map(|l| {
+            if l.starts_with("Switch") {
+                format!("{l} enhanced port 0\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect()
 }
 
 /// ibdmchk on a routing with LMC > 0. Its `-l` walks LIDs from 1 in steps
@@ -130,7 +183,9 @@ pub fn ibdmchk_lmc(dir: &std::path::Path, lmc: u8) -> String {
 pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: Option<&str>) -> String {
     let out = dir.join("ibdmchk-lmc");
     std::fs::create_dir_all(&out).expect("create ibdmchk-lmc");
-    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
     // "LID:0004" in the subnet file, "0x0004 : ..." in the FDB dump.
     let shift_hex = |w: &str, prefix: &str| -> Option<String> {
         let hex = w.strip_prefix(prefix)?;
@@ -139,12 +194,20 @@ pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: Option<&str>) -> 
     };
     let subnet: String = read("opensm-subnet.lst")
         .lines()
-        .map(|l| l.split(' ').map(|w| shift_hex(w, "LID:").unwrap_or_else(|| w.to_string())).collect::<Vec<_>>().join(" ") + "\n")
+        .map(|l| {
+            l.split(' ')
+                .map(|w| shift_hex(w, "LID:").unwrap_or_else(|| w.to_string()))
+                .collect::<Vec<_>>()
+                .join(" ")
+                + "\n"
+        })
         .collect();
     let fdbs: String = read("opensm.fdbs")
         .lines()
         .map(|l| match l.split_once(' ') {
-            Some((w, rest)) if w.len() == 6 => shift_hex(w, "0x").map_or(l.to_string(), |w| format!("{w} {rest}")) + "\n",
+            Some((w, rest)) if w.len() == 6 => {
+                shift_hex(w, "0x").map_or(l.to_string(), |w| format!("{w} {rest}")) + "\n"
+            }
             _ => format!("{l}\n"),
         })
         .collect();
@@ -161,10 +224,16 @@ pub fn ibdmchk_lmc_with(dir: &std::path::Path, lmc: u8, sl2vl: Option<&str>) -> 
             .lines()
             .map(|l| {
                 let w: Vec<&str> = l.split_whitespace().collect();
-                format!("{} {} {}\n", w[0], w[1].parse::<u16>().expect("DLID") + 1, w[2])
+                format!(
+                    "{} {} {}\n",
+                    w[0],
+                    w[1].parse::<u16>().expect("DLID") + 1,
+                    w[2]
+                )
             })
             .collect();
-        std::fs::write(out.join("osmroute-path-sl.txt"), path_sl).expect("write relabelled path SLs");
+        std::fs::write(out.join("osmroute-path-sl.txt"), path_sl)
+            .expect("write relabelled path SLs");
         args.extend(["-c", "osmroute-path-sl.txt"]);
     }
     if let Some(sl2vl) = sl2vl {

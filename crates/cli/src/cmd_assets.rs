@@ -17,7 +17,8 @@ pub struct Args {
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
@@ -25,7 +26,9 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
 fn man_page(cmd: &clap::Command, name: &str, dir: &Path) -> Result<(), String> {
     let mut page = Vec::new();
     let cmd = cmd.clone().display_name(name.to_string());
-    clap_mangen::Man::new(cmd).render(&mut page).map_err(|e| e.to_string())?;
+    clap_mangen::Man::new(cmd)
+        .render(&mut page)
+        .map_err(|e| e.to_string())?;
     write(&dir.join(format!("{name}.1")), &page)
 }
 
@@ -34,7 +37,10 @@ pub fn run(args: Args) -> crate::CmdResult {
     cli.build();
     let man = args.out.join("man");
     man_page(&cli, "osmroute", &man)?;
-    for sub in cli.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+    for sub in cli
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
         man_page(sub, &format!("osmroute-{}", sub.get_name()), &man)?;
     }
     let completions = args.out.join("completions");
@@ -47,6 +53,9 @@ pub fn run(args: Args) -> crate::CmdResult {
         clap_complete::generate(shell, &mut cli.clone(), "osmroute", &mut text);
         write(&completions.join(file), &text)?;
     }
-    write(&args.out.join("osmroute.conf"), osmroute_core::engines::example_configuration().as_bytes())?;
+    write(
+        &args.out.join("osmroute.conf"),
+        osmroute_core::engines::example_configuration().as_bytes(),
+    )?;
     Ok(ExitCode::SUCCESS)
 }

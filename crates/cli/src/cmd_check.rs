@@ -52,8 +52,18 @@ pub struct Args {
 
 pub fn summarize(dir: &std::path::Path, m: &Measure) -> Result<Summary, String> {
     let loaded = crate::load::load(dir, m.lmc)?;
-    let choice = if m.dlid_choice { crate::load::dlid_choice(dir)? } else { None };
-    Ok(Summary::compute(dir, &loaded, m.patterns, m.seed, choice.as_ref()))
+    let choice = if m.dlid_choice {
+        crate::load::dlid_choice(dir)?
+    } else {
+        None
+    };
+    Ok(Summary::compute(
+        dir,
+        &loaded,
+        m.patterns,
+        m.seed,
+        choice.as_ref(),
+    ))
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
@@ -67,23 +77,41 @@ pub fn run(args: Args) -> crate::CmdResult {
     }
     if args.measure.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
-        return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        return Ok(if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
     }
     println!("routing in {} (read {})", s.dir, s.sources.join(", "));
     if let Some(engine) = &s.engine {
-        let time = s.routing_seconds.map(|t| format!(", routing took {t:.3} s by OpenSM's log")).unwrap_or_default();
+        let time = s
+            .routing_seconds
+            .map(|t| format!(", routing took {t:.3} s by OpenSM's log"))
+            .unwrap_or_default();
         println!("OpenSM's log: {engine} configured the tables{time}");
     }
-    println!("fabric: {} switches, {} CAs, {} LIDs", s.switches, s.cas, s.lids);
+    println!(
+        "fabric: {} switches, {} CAs, {} LIDs",
+        s.switches, s.cas, s.lids
+    );
     println!("routes (CA port -> CA LID): {}", s.routes);
     if s.delivered() {
         println!("delivery: all routes arrive");
     }
     for f in &s.failures {
-        println!("delivery: {} routes: {}, e.g. {}", f.routes, f.kind, f.example);
+        println!(
+            "delivery: {} routes: {}, e.g. {}",
+            f.routes, f.kind, f.example
+        );
     }
     let hist: Vec<String> = s.hops.iter().map(|(h, n)| format!("{h}:{n}")).collect();
-    println!("inter-switch hops: max {}, average {:.3}, histogram {}", s.max_hops, s.avg_hops, hist.join(" "));
+    println!(
+        "inter-switch hops: max {}, average {:.3}, histogram {}",
+        s.max_hops,
+        s.avg_hops,
+        hist.join(" ")
+    );
     if let (true, Some(limit)) = (too_long, args.max_hops) {
         println!("hops: FAIL, routes longer than --max-hops {limit}");
     }
@@ -94,7 +122,13 @@ pub fn run(args: Args) -> crate::CmdResult {
     let buckets: Vec<String> = s
         .link_load_buckets(10)
         .iter()
-        .map(|(lo, hi, n)| if lo == hi { format!("{lo}:{n}") } else { format!("{lo}-{hi}:{n}") })
+        .map(|(lo, hi, n)| {
+            if lo == hi {
+                format!("{lo}:{n}")
+            } else {
+                format!("{lo}-{hi}:{n}")
+            }
+        })
         .collect();
     println!("link load (routes: channels): {}", buckets.join(" "));
     if let Some(ebb) = s.ebb {
@@ -111,9 +145,16 @@ pub fn run(args: Args) -> crate::CmdResult {
     }
     println!("SLs used: {:?}; VLs used: {:?}", s.sls_used, s.vls_used);
     match &s.credit_loop {
-        None => println!("credit loops: none ({} channel dependencies)", s.dependencies),
+        None => println!(
+            "credit loops: none ({} channel dependencies)",
+            s.dependencies
+        ),
         Some(cycle) => println!("credit loops: FOUND, e.g. {}", cycle.join(" -> ")),
     }
     println!("verdict: {}", if ok { "ok" } else { "FAIL" });
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -22,7 +22,10 @@ pub struct Args {
 pub fn run(args: Args) -> crate::CmdResult {
     let before = crate::load::load_tables(&args.before, 0)?;
     let after = crate::load::load_tables(&args.after, 0)?;
-    let c = churn((&before.fabric, &before.routing.lfts), (&after.fabric, &after.routing.lfts));
+    let c = churn(
+        (&before.fabric, &before.routing.lfts),
+        (&after.fabric, &after.routing.lfts),
+    );
     if args.json {
         let json = serde_json::json!({
             "entries": c.entries,
@@ -34,13 +37,32 @@ pub fn run(args: Args) -> crate::CmdResult {
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{} -> {}: {} inter-switch cable(s) lost", args.before.display(), args.after.display(), c.cables_lost);
+    println!(
+        "{} -> {}: {} inter-switch cable(s) lost",
+        args.before.display(),
+        args.after.display(),
+        c.cables_lost
+    );
     println!("LFT entries compared: {}", c.entries);
-    println!("changed: {} ({:.3} %)", c.changed, 100.0 * c.changed_share());
-    println!("route crossed a lost cable: {} ({:.3} %)", c.crossed, 100.0 * c.crossed_share());
-    println!("changed although the route had not crossed one: {}", c.changed_not_crossed);
+    println!(
+        "changed: {} ({:.3} %)",
+        c.changed,
+        100.0 * c.changed_share()
+    );
+    println!(
+        "route crossed a lost cable: {} ({:.3} %)",
+        c.crossed,
+        100.0 * c.crossed_share()
+    );
+    println!(
+        "changed although the route had not crossed one: {}",
+        c.changed_not_crossed
+    );
     if c.crossed > 0 {
-        println!("changed / crossed: {:.2}", c.changed as f64 / c.crossed as f64);
+        println!(
+            "changed / crossed: {:.2}",
+            c.changed as f64 / c.crossed as f64
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

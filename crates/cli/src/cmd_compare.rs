@@ -39,26 +39,47 @@ type Row = (&'static str, fn(&Summary) -> String);
 fn rows() -> Vec<Row> {
     vec![
         ("engine (OpenSM log)", |s| opt(s.engine.clone())),
-        ("routing time [s]", |s| opt(s.routing_seconds.map(|t| format!("{t:.3}")))),
+        ("routing time [s]", |s| {
+            opt(s.routing_seconds.map(|t| format!("{t:.3}")))
+        }),
         ("switches / CAs", |s| format!("{} / {}", s.switches, s.cas)),
         ("routes", |s| s.routes.to_string()),
-        ("undelivered", |s| s.failures.iter().map(|f| f.routes).sum::<u64>().to_string()),
+        ("undelivered", |s| {
+            s.failures.iter().map(|f| f.routes).sum::<u64>().to_string()
+        }),
         ("max hops", |s| s.max_hops.to_string()),
         ("avg hops", |s| format!("{:.3}", s.avg_hops)),
-        ("edge forwarding index", |s| s.edge_forwarding_index.to_string()),
+        ("edge forwarding index", |s| {
+            s.edge_forwarding_index.to_string()
+        }),
         ("avg channel load", |s| format!("{:.1}", s.avg_channel_load)),
         ("EBB", |s| opt(s.ebb.map(|e| format!("{e:.4}")))),
-        (CHOSEN_EBB_ROW, |s| opt(s.ebb_chosen_dlids.map(|e| format!("{e:.4}")))),
+        (CHOSEN_EBB_ROW, |s| {
+            opt(s.ebb_chosen_dlids.map(|e| format!("{e:.4}")))
+        }),
         ("VLs needed (OpenSM log)", |s| opt(s.vls_needed_by_log)),
         ("SLs used", |s| s.sls_used.len().to_string() + assumed(s)),
         ("VLs used", |s| s.vls_used.len().to_string() + assumed(s)),
-        ("credit loops", |s| (if s.credit_loop.is_some() { "FOUND" } else { "none" }).to_string() + assumed(s)),
+        ("credit loops", |s| {
+            (if s.credit_loop.is_some() {
+                "FOUND"
+            } else {
+                "none"
+            })
+            .to_string()
+                + assumed(s)
+        }),
     ]
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
-    let summaries = args.dirs.iter().map(|d| summarize(d, &args.measure)).collect::<Result<Vec<_>, _>>()?;
-    let fabrics: std::collections::BTreeSet<(usize, usize)> = summaries.iter().map(|s| (s.switches, s.cas)).collect();
+    let summaries = args
+        .dirs
+        .iter()
+        .map(|d| summarize(d, &args.measure))
+        .collect::<Result<Vec<_>, _>>()?;
+    let fabrics: std::collections::BTreeSet<(usize, usize)> =
+        summaries.iter().map(|s| (s.switches, s.cas)).collect();
     if fabrics.len() > 1 {
         eprintln!("warning: the directories hold different fabrics (switches, CAs): {fabrics:?}");
     }
@@ -69,7 +90,11 @@ pub fn run(args: Args) -> crate::CmdResult {
     let headers: Vec<String> = args
         .dirs
         .iter()
-        .map(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| d.display().to_string()))
+        .map(|d| {
+            d.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| d.display().to_string())
+        })
         .collect();
     let per_source = args.measure.dlid_choice;
     let table: Vec<(&str, Vec<String>)> = rows()
@@ -79,7 +104,14 @@ pub fn run(args: Args) -> crate::CmdResult {
         .collect();
     let first = table.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..headers.len())
-        .map(|i| table.iter().map(|(_, v)| v[i].len()).chain([headers[i].len()]).max().unwrap_or(0))
+        .map(|i| {
+            table
+                .iter()
+                .map(|(_, v)| v[i].len())
+                .chain([headers[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let line = |name: &str, cells: &[String]| {
         let mut out = format!("{name:<first$}");
@@ -98,7 +130,10 @@ pub fn run(args: Args) -> crate::CmdResult {
         }
     }
     if let Some(seed) = summaries.first().map(|s| s.ebb_seed) {
-        println!("(EBB over {} random bisections, seed {seed}, the same for every column)", args.measure.patterns);
+        println!(
+            "(EBB over {} random bisections, seed {seed}, the same for every column)",
+            args.measure.patterns
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use osmroute_core::fabric::FabricBuilder;
-use osmroute_core::gen::{self, degrade, dragonfly, fattree, hyperx, pgft, random_regular, slimfly, torus};
+use osmroute_core::gen::{
+    self, degrade, dragonfly, fattree, hyperx, pgft, random_regular, slimfly, torus,
+};
 use osmroute_core::io::netfile;
 
 #[derive(clap::Args)]
@@ -157,30 +159,60 @@ enum ArrangementArg {
 
 fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
     match family {
-        Family::Dragonfly { a, h, p, groups, arrangement, .. } => {
+        Family::Dragonfly {
+            a,
+            h,
+            p,
+            groups,
+            arrangement,
+            ..
+        } => {
             let arrangement = match arrangement {
                 ArrangementArg::Consecutive => dragonfly::Arrangement::Consecutive,
                 ArrangementArg::Palmtree => dragonfly::Arrangement::Palmtree,
             };
-            let params = dragonfly::Params { groups: groups.unwrap_or(a * h + 1), arrangement, ..dragonfly::Params::new(a, h, p) };
+            let params = dragonfly::Params {
+                groups: groups.unwrap_or(a * h + 1),
+                arrangement,
+                ..dragonfly::Params::new(a, h, p)
+            };
             dragonfly::dragonfly(&params)
         }
-        Family::Slimfly { q, p } => slimfly::slimfly(q, p.unwrap_or_else(|| slimfly::recommended_hosts(q))),
+        Family::Slimfly { q, p } => {
+            slimfly::slimfly(q, p.unwrap_or_else(|| slimfly::recommended_hosts(q)))
+        }
         Family::Hyperx(g) => hyperx::hyperx(&g.dims, &g.widths(), g.p),
         Family::Hypercube { dim, width, p } => hyperx::hypercube(dim, width, p),
         Family::Torus(g) => torus::torus(&g.dims, &g.widths(), g.p),
         Family::Fattree { m, n } => fattree::fattree(m, n),
-        Family::Pgft { down, up, parallel, top_hosts } => {
-            let parallel = if parallel.is_empty() { vec![1; down.len()] } else { parallel };
+        Family::Pgft {
+            down,
+            up,
+            parallel,
+            top_hosts,
+        } => {
+            let parallel = if parallel.is_empty() {
+                vec![1; down.len()]
+            } else {
+                parallel
+            };
             pgft::pgft_with_top_hosts(&pgft::Pgft { down, up, parallel }, top_hosts, seed)
         }
-        Family::Random { switches, degree, p } => random_regular::random_regular(switches, degree, p, seed),
+        Family::Random {
+            switches,
+            degree,
+            p,
+        } => random_regular::random_regular(switches, degree, p, seed),
     }
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
     let (drop_global, drop_local) = match &args.family {
-        Family::Dragonfly { drop_global, drop_local, .. } => (*drop_global, *drop_local),
+        Family::Dragonfly {
+            drop_global,
+            drop_local,
+            ..
+        } => (*drop_global, *drop_local),
         _ => (0.0, 0.0),
     };
     let mut builder = generate(args.family, args.seed)?;
@@ -210,17 +242,33 @@ pub fn run(args: Args) -> crate::CmdResult {
         eprintln!("dropped {n} inter-switch cables");
     }
     if !degrade::switches_connected(&builder) {
-        eprintln!("warning: the switches are no longer connected; some host pairs cannot be routed");
+        eprintln!(
+            "warning: the switches are no longer connected; some host pairs cannot be routed"
+        );
     }
-    let builder = if args.shuffle_ports { gen::shuffle_ports(&builder, args.seed) } else { builder };
+    let builder = if args.shuffle_ports {
+        gen::shuffle_ports(&builder, args.seed)
+    } else {
+        builder
+    };
     let switches = builder.nodes().iter().filter(|n| n.is_switch()).count();
-    let cables: usize = builder.nodes().iter().map(|n| n.links().count()).sum::<usize>() / 2;
+    let cables: usize = builder
+        .nodes()
+        .iter()
+        .map(|n| n.links().count())
+        .sum::<usize>()
+        / 2;
     let text = netfile::write(&builder);
     if args.output.as_os_str() == "-" {
         print!("{text}");
     } else {
-        std::fs::write(&args.output, text).map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+        std::fs::write(&args.output, text)
+            .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
     }
-    eprintln!("{} switches, {} hosts, {cables} cables", switches, builder.node_count() - switches);
+    eprintln!(
+        "{} switches, {} hosts, {cables} cables",
+        switches,
+        builder.node_count() - switches
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -54,36 +54,77 @@ pub fn run(args: Args) -> crate::CmdResult {
         disjoint_paths: r.disjoint.clone(),
         pairs_with_3_disjoint: r.disjoint_at_least(3),
     };
-    let code = if r.undelivered == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    let code = if r.undelivered == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
     if args.json {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(code);
     }
     let f = &loaded.fabric;
-    println!("{} layers (LID offsets 0..{}) over {} switches", out.layers, out.layers - 1, f.switches().len());
+    println!(
+        "{} layers (LID offsets 0..{}) over {} switches",
+        out.layers,
+        out.layers - 1,
+        f.switches().len()
+    );
     println!("ordered switch pairs with hosts: {}", out.switch_pairs);
-    let width = out.path_lengths.iter().flat_map(|h| h.keys()).max().copied().unwrap_or(0);
+    let width = out
+        .path_lengths
+        .iter()
+        .flat_map(|h| h.keys())
+        .max()
+        .copied()
+        .unwrap_or(0);
     println!("path lengths (inter-switch hops: share of pairs):");
     for (l, hist) in out.path_lengths.iter().enumerate() {
         let total: u64 = hist.values().sum();
         let cells: Vec<String> = (0..=width)
-            .map(|h| format!("{h}:{:5.1}%", 100.0 * *hist.get(&h).unwrap_or(&0) as f64 / total.max(1) as f64))
+            .map(|h| {
+                format!(
+                    "{h}:{:5.1}%",
+                    100.0 * *hist.get(&h).unwrap_or(&0) as f64 / total.max(1) as f64
+                )
+            })
             .collect();
-        let avg = hist.iter().map(|(h, n)| *h as f64 * *n as f64).sum::<f64>() / total.max(1) as f64;
+        let avg =
+            hist.iter().map(|(h, n)| *h as f64 * *n as f64).sum::<f64>() / total.max(1) as f64;
         println!("  layer {l}: {}  average {avg:.2}", cells.join(" "));
     }
-    let bins: Vec<String> =
-        out.link_paths_histogram.iter().map(|(lo, n)| format!("{lo}-{}:{n}", lo + args.bin - 1)).collect();
-    println!("paths per link (all layers; paths: links): {}", bins.join(" "));
+    let bins: Vec<String> = out
+        .link_paths_histogram
+        .iter()
+        .map(|(lo, n)| format!("{lo}-{}:{n}", lo + args.bin - 1))
+        .collect();
+    println!(
+        "paths per link (all layers; paths: links): {}",
+        bins.join(" ")
+    );
     let disjoint: Vec<String> = out
         .disjoint_paths
         .iter()
-        .map(|(k, n)| format!("{k}:{:.1}%", 100.0 * *n as f64 / out.switch_pairs.max(1) as f64))
+        .map(|(k, n)| {
+            format!(
+                "{k}:{:.1}%",
+                100.0 * *n as f64 / out.switch_pairs.max(1) as f64
+            )
+        })
         .collect();
-    println!("pairwise link-disjoint paths per pair: {}", disjoint.join(" "));
-    println!("pairs with >= 3 disjoint paths: {:.1}%", 100.0 * out.pairs_with_3_disjoint);
+    println!(
+        "pairwise link-disjoint paths per pair: {}",
+        disjoint.join(" ")
+    );
+    println!(
+        "pairs with >= 3 disjoint paths: {:.1}%",
+        100.0 * out.pairs_with_3_disjoint
+    );
     if r.undelivered > 0 {
-        println!("FAIL: {} switch pairs have a layer whose path does not arrive", r.undelivered);
+        println!(
+            "FAIL: {} switch pairs have a layer whose path does not arrive",
+            r.undelivered
+        );
     }
     Ok(code)
 }

@@ -23,14 +23,18 @@ pub struct Args {
 
 /// The CA port `who` names.
 fn host_port(fabric: &Fabric, who: &str) -> Result<(PortRef, Lid, u32), String> {
-    let guid = who.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok());
+    let guid = who
+        .strip_prefix("0x")
+        .and_then(|h| u64::from_str_radix(h, 16).ok());
     let lid: Option<Lid> = who.parse().ok().map(Lid::from_raw);
     fabric
         .end_ports()
         .filter(|(at, _)| !fabric.node(at.node).is_switch())
         .find(|(at, p)| {
             let node = fabric.node(at.node);
-            Some(p.lid) == lid || guid.is_some_and(|g| g == p.guid || g == node.guid) || node.desc == who
+            Some(p.lid) == lid
+                || guid.is_some_and(|g| g == p.guid || g == node.guid)
+                || node.desc == who
         })
         .map(|(at, p)| (at, p.lid, p.lid_count()))
         .ok_or_else(|| format!("no host port with base LID, GUID or name '{who}'"))
@@ -58,7 +62,10 @@ pub fn run(args: Args) -> crate::CmdResult {
     );
     let routing = mlid::route(&fabric, &mlid::MlidOptions::default())?;
     let hops = trace(&fabric, &routing.lfts, src, dlid).map_err(|e| e.to_string())?;
-    let names: Vec<String> = hops.iter().map(|h| fabric.switch_node(h.switch).desc.clone()).collect();
+    let names: Vec<String> = hops
+        .iter()
+        .map(|h| fabric.switch_node(h.switch).desc.clone())
+        .collect();
     println!("path: {}", names.join(" -> "));
     Ok(ExitCode::SUCCESS)
 }

@@ -60,7 +60,10 @@ pub fn run(args: Args) -> crate::CmdResult {
     std::fs::write(args.output.join("summary.txt"), &summary)?;
     eprint!("{summary}");
     if let Some(lmc) = outcome.lmc_request {
-        eprintln!("{} asks for lmc {lmc}: route again with --lmc {lmc} for all of its paths", info.name);
+        eprintln!(
+            "{} asks for lmc {lmc}: route again with --lmc {lmc} for all of its paths",
+            info.name
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

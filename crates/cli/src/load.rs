@@ -4,14 +4,15 @@
 use std::path::{Path, PathBuf};
 
 use osmroute_core::dumps::path_select::{self, PATH_SELECT_FILE};
-use osmroute_core::routing::DlidChoice;
 use osmroute_core::dumps::switch_sl::{self, SWITCH_SL_FILE};
 use osmroute_core::dumps::{
-    ibdmchk, lfts, osm_sl2vl, subnet_lst, LFTS_FILE, OSM_SL2VL_FILE, PATH_SL_FILE, SL2VL_FILE, SUBNET_FILE,
+    ibdmchk, lfts, osm_sl2vl, subnet_lst, LFTS_FILE, OSM_SL2VL_FILE, PATH_SL_FILE, SL2VL_FILE,
+    SUBNET_FILE,
 };
+use osmroute_core::fabric::VlBudget;
 use osmroute_core::io::guid2lid::Guid2Lid;
 use osmroute_core::io::{ibnetdiscover, netfile};
-use osmroute_core::fabric::VlBudget;
+use osmroute_core::routing::DlidChoice;
 use osmroute_core::{Fabric, PathSl, Routing};
 
 pub struct Loaded {
@@ -69,15 +70,23 @@ impl FabricArgs {
 fn parse_vls(text: &str) -> Result<u8, String> {
     match text.parse::<u8>() {
         Ok(n @ (1 | 2 | 4 | 8 | 15)) => Ok(n),
-        _ => Err(format!("'{text}' VLs: InfiniBand ports offer 1, 2, 4, 8 or 15 data VLs")),
+        _ => Err(format!(
+            "'{text}' VLs: InfiniBand ports offer 1, 2, 4, 8 or 15 data VLs"
+        )),
     }
 }
 
 /// A fabric file: an ibsim net file with sequential LIDs (`lmc` for CA
 /// ports) or with OpenSM's from its guid2lid cache, or `ibnetdiscover`
 /// output with the LIDs it discovered.
-pub fn fabric(path: &Path, lmc: u8, guid2lid: Option<&Path>, budget: VlBudget) -> Result<Fabric, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+pub fn fabric(
+    path: &Path,
+    lmc: u8,
+    guid2lid: Option<&Path>,
+    budget: VlBudget,
+) -> Result<Fabric, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     // ibnetdiscover names nodes by GUID ("S-0002c9...") and carries LIDs.
     let discovered = text.contains("\"S-") && text.contains(" lid ");
     let mut builder = if discovered {
@@ -87,21 +96,29 @@ pub fn fabric(path: &Path, lmc: u8, guid2lid: Option<&Path>, budget: VlBudget) -
     };
     match guid2lid {
         Some(g) => {
-            let text = std::fs::read_to_string(g).map_err(|e| format!("cannot read {}: {e}", g.display()))?;
+            let text = std::fs::read_to_string(g)
+                .map_err(|e| format!("cannot read {}: {e}", g.display()))?;
             let lids = Guid2Lid::read(&text).map_err(|e| format!("{}: {e}", g.display()))?;
             // The file's LID ranges carry the LMC; `lmc` does not apply.
-            lids.apply(&mut builder).map_err(|e| format!("{}: {e}", g.display()))?;
+            lids.apply(&mut builder)
+                .map_err(|e| format!("{}: {e}", g.display()))?;
         }
         None if discovered => {} // LIDs as discovered
-        None => builder.assign_lids_sequential(lmc).map_err(|e| e.to_string())?,
+        None => builder
+            .assign_lids_sequential(lmc)
+            .map_err(|e| e.to_string())?,
     }
     builder.set_vl_budget(budget);
-    builder.build().map_err(|e| format!("{}: {e}", path.display()))
+    builder
+        .build()
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The directory's path-selection file (`osmroute-path-select.txt`), if any.
 pub fn dlid_choice(dir: &Path) -> Result<Option<DlidChoice>, String> {
-    read(dir, PATH_SELECT_FILE)?.map(|t| path_select::read(&t).map_err(|e| e.to_string())).transpose()
+    read(dir, PATH_SELECT_FILE)?
+        .map(|t| path_select::read(&t).map_err(|e| e.to_string()))
+        .transpose()
 }
 
 /// The fabric and forwarding tables of a dump directory, and nothing else:
@@ -120,14 +137,27 @@ pub fn load_tables(dir: &Path, lmc: u8) -> Result<Loaded, String> {
     let tables = lfts::read(&need(LFTS_FILE)?).map_err(|e| e.to_string())?;
     let lfts = lfts::to_lfts(&fabric, &tables).map_err(|e| e.to_string())?;
     let sources = vec![SUBNET_FILE.to_string(), LFTS_FILE.to_string()];
-    let routing = Routing { engine: "dumps".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) };
-    Ok(Loaded { fabric, routing, sources })
+    let routing = Routing {
+        engine: "dumps".into(),
+        lfts,
+        sl2vl: None,
+        path_sl: PathSl::Uniform(0),
+    };
+    Ok(Loaded {
+        fabric,
+        routing,
+        sources,
+    })
 }
 
 /// `load_tables`, and the SL2VL tables and path SLs where the directory
 /// has them (for the credit-loop check).
 pub fn load(dir: &Path, lmc: u8) -> Result<Loaded, String> {
-    let Loaded { fabric, routing, mut sources } = load_tables(dir, lmc)?;
+    let Loaded {
+        fabric,
+        routing,
+        mut sources,
+    } = load_tables(dir, lmc)?;
     let lfts = routing.lfts;
     // The plugin's file says what our engine asked for; without it (OpenSM's
     // own engines, or no plugin) OpenSM's dump says what OpenSM programmed.
@@ -151,6 +181,15 @@ pub fn load(dir: &Path, lmc: u8) -> Result<Loaded, String> {
     } else {
         PathSl::Uniform(0)
     };
-    let routing = Routing { engine: "dumps".into(), lfts, sl2vl, path_sl };
-    Ok(Loaded { fabric, routing, sources })
+    let routing = Routing {
+        engine: "dumps".into(),
+        lfts,
+        sl2vl,
+        path_sl,
+    };
+    Ok(Loaded {
+        fabric,
+        routing,
+        sources,
+    })
 }

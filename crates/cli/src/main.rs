@@ -21,7 +21,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "osmroute", version, about = "InfiniBand routing engines: offline toolkit")]
+#[command(
+    name = "osmroute",
+    version,
+    about = "InfiniBand routing engines: offline toolkit"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -32,20 +32,30 @@ fn timestamp(line: &str) -> Option<f64> {
 
 /// The first routing pass in `log`.
 pub fn first_routing_pass(log: &str) -> RoutingPass {
-    let configured = log.lines().find(|l| l.contains(" tables configured on all switches"));
+    let configured = log
+        .lines()
+        .find(|l| l.contains(" tables configured on all switches"));
     let engine = configured.and_then(|l| {
         let before = &l[..l.find(" tables configured")?];
         before.rsplit([' ', ':']).next().map(str::to_string)
     });
-    let start = log.lines().find(|l| l.contains("building routing with")).and_then(timestamp);
+    let start = log
+        .lines()
+        .find(|l| l.contains("building routing with"))
+        .and_then(timestamp);
     let end = configured.and_then(timestamp);
     let seconds = match (start, end) {
         // Past midnight the clock starts again.
         (Some(a), Some(b)) => Some(if b >= a { b - a } else { b + 86_400.0 - a }),
         _ => None,
     };
-    let vls_needed = number_after(log, "Virtual Lanes needed: ").or_else(|| number_after(log, "deadlock removal needed "));
-    RoutingPass { engine, seconds, vls_needed }
+    let vls_needed = number_after(log, "Virtual Lanes needed: ")
+        .or_else(|| number_after(log, "deadlock removal needed "));
+    RoutingPass {
+        engine,
+        seconds,
+        vls_needed,
+    }
 }
 
 #[cfg(test)]
@@ -60,7 +70,13 @@ mod tests {
         assert_eq!(pass.engine.as_deref(), Some("minhop"));
         assert!((pass.seconds.unwrap() - 1.300453).abs() < 1e-6);
         let no_verbose = first_routing_pass(log.lines().nth(1).unwrap());
-        assert_eq!(no_verbose, RoutingPass { engine: Some("minhop".into()), ..RoutingPass::default() });
+        assert_eq!(
+            no_verbose,
+            RoutingPass {
+                engine: Some("minhop".into()),
+                ..RoutingPass::default()
+            }
+        );
         assert_eq!(first_routing_pass(""), RoutingPass::default());
     }
 

@@ -24,9 +24,11 @@ impl Progress {
     pub fn bar(what: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(0), Self::target());
         bar.set_style(
-            ProgressStyle::with_template("{msg:>24} [{bar:30}] {pos}/{len} ({elapsed}, {eta} left)")
-                .expect("a valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{msg:>24} [{bar:30}] {pos}/{len} ({elapsed}, {eta} left)",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
         );
         bar.set_message(what.to_string());
         Progress { bar }
@@ -35,7 +37,9 @@ impl Progress {
     /// A spinner for work whose size is unknown.
     pub fn spinner(what: &str) -> Self {
         let bar = ProgressBar::with_draw_target(None, Self::target());
-        bar.set_style(ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("a valid template"));
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("a valid template"),
+        );
         bar.set_message(what.to_string());
         bar.enable_steady_tick(Duration::from_millis(200));
         Progress { bar }

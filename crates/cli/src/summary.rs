@@ -70,10 +70,14 @@ fn assumptions(sources: &[String]) -> Vec<String> {
     let has = |name: &str| sources.iter().any(|s| s == name);
     let mut out = Vec::new();
     if !has(PATH_SL_FILE) && !has(SWITCH_SL_FILE) {
-        out.push(format!("no {PATH_SL_FILE} or {SWITCH_SL_FILE}: every path assumed on SL 0"));
+        out.push(format!(
+            "no {PATH_SL_FILE} or {SWITCH_SL_FILE}: every path assumed on SL 0"
+        ));
     }
     if !has(SL2VL_FILE) && !has(OSM_SL2VL_FILE) {
-        out.push(format!("no {SL2VL_FILE} or {OSM_SL2VL_FILE}: every SL assumed on VL 0"));
+        out.push(format!(
+            "no {SL2VL_FILE} or {OSM_SL2VL_FILE}: every SL assumed on VL 0"
+        ));
     }
     out
 }
@@ -83,7 +87,13 @@ impl Summary {
         self.failures.is_empty()
     }
 
-    pub fn compute(dir: &Path, loaded: &Loaded, patterns: usize, seed: u64, choice: Option<&DlidChoice>) -> Summary {
+    pub fn compute(
+        dir: &Path,
+        loaded: &Loaded,
+        patterns: usize,
+        seed: u64,
+        choice: Option<&DlidChoice>,
+    ) -> Summary {
         let (fabric, routing) = (&loaded.fabric, &loaded.routing);
         let report = {
             let p = Progress::bar("tracing routes");
@@ -96,7 +106,11 @@ impl Summary {
             for (port, peer) in graph.peers(s).iter().enumerate() {
                 if let Some(Peer::Switch { .. }) = peer {
                     channels += 1;
-                    let load = report.channel_load.get(&(s, PortNum::new(port as u8))).copied().unwrap_or(0);
+                    let load = report
+                        .channel_load
+                        .get(&(s, PortNum::new(port as u8)))
+                        .copied()
+                        .unwrap_or(0);
                     *link_load.entry(load).or_default() += 1;
                 }
             }
@@ -104,7 +118,9 @@ impl Summary {
         let loads: u64 = report.channel_load.values().sum();
         let hop_routes: u64 = report.hops.values().sum();
         let hop_sum: u64 = report.hops.iter().map(|(h, n)| *h as u64 * n).sum();
-        let pass = std::fs::read_to_string(dir.join("opensm.log")).map(|l| osm_log::first_routing_pass(&l)).unwrap_or_default();
+        let pass = std::fs::read_to_string(dir.join("opensm.log"))
+            .map(|l| osm_log::first_routing_pass(&l))
+            .unwrap_or_default();
         Summary {
             dir: dir.display().to_string(),
             sources: loaded.sources.clone(),
@@ -119,22 +135,48 @@ impl Summary {
             failures: report
                 .failures
                 .iter()
-                .map(|(kind, (routes, example))| Failure { kind: kind.to_string(), routes: *routes, example: example.clone() })
+                .map(|(kind, (routes, example))| Failure {
+                    kind: kind.to_string(),
+                    routes: *routes,
+                    example: example.clone(),
+                })
                 .collect(),
             max_hops: report.max_hops(),
-            avg_hops: if hop_routes == 0 { 0.0 } else { hop_sum as f64 / hop_routes as f64 },
+            avg_hops: if hop_routes == 0 {
+                0.0
+            } else {
+                hop_sum as f64 / hop_routes as f64
+            },
             hops: report.hops.clone(),
             edge_forwarding_index: report.edge_forwarding_index(),
-            avg_channel_load: if channels == 0 { 0.0 } else { loads as f64 / channels as f64 },
+            avg_channel_load: if channels == 0 {
+                0.0
+            } else {
+                loads as f64 / channels as f64
+            },
             link_load,
             ebb: (patterns > 0).then(|| {
                 let p = Progress::bar("bisection patterns");
-                effective_bisection_with_progress(fabric, routing, patterns, seed, &|_, base| base, &|d, t| p.update(d, t))
+                effective_bisection_with_progress(
+                    fabric,
+                    routing,
+                    patterns,
+                    seed,
+                    &|_, base| base,
+                    &|d, t| p.update(d, t),
+                )
             }),
             ebb_chosen_dlids: choice.filter(|_| patterns > 0).map(|c| {
                 let pick = |slid: Lid, base: Lid| c.get(slid, base).unwrap_or(base);
                 let p = Progress::bar("patterns, chosen DLIDs");
-                effective_bisection_with_progress(fabric, routing, patterns, seed, &pick, &|d, t| p.update(d, t))
+                effective_bisection_with_progress(
+                    fabric,
+                    routing,
+                    patterns,
+                    seed,
+                    &pick,
+                    &|d, t| p.update(d, t),
+                )
             }),
             ebb_patterns: patterns,
             ebb_seed: seed,
@@ -144,7 +186,14 @@ impl Summary {
             credit_loop: report.credit_loop.as_ref().map(|cycle| {
                 cycle
                     .iter()
-                    .map(|c| format!("{} port {} VL {}", fabric.describe_switch(c.switch), c.port, c.vl))
+                    .map(|c| {
+                        format!(
+                            "{} port {} VL {}",
+                            fabric.describe_switch(c.switch),
+                            c.port,
+                            c.vl
+                        )
+                    })
                     .collect()
             }),
         }

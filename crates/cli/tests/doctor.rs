@@ -17,15 +17,25 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn osmroute(args: &[&str]) -> Run {
-    let o = Command::new(env!("CARGO_BIN_EXE_osmroute")).args(args).output().expect("run osmroute");
-    Run { code: o.status.code(), out: String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr) }
+    let o = Command::new(env!("CARGO_BIN_EXE_osmroute"))
+        .args(args)
+        .output()
+        .expect("run osmroute");
+    Run {
+        code: o.status.code(),
+        out: String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
+    }
 }
 
 /// A plugin and an OpenSM executable of the given versions, as files that
 /// carry the version strings where the real ones do.
 fn binaries(dir: &Path, plugin: &str, opensm: &str) -> (String, String) {
     let (lib, exe) = (dir.join("libosmroute.so"), dir.join("opensm"));
-    std::fs::write(&lib, format!("\x7fELF\0OpenSM version mismatch\0{plugin}\0")).unwrap();
+    std::fs::write(
+        &lib,
+        format!("\x7fELF\0OpenSM version mismatch\0{plugin}\0"),
+    )
+    .unwrap();
     std::fs::write(&exe, format!("\x7fELF\0usage\0{opensm}\0")).unwrap();
     (lib.display().to_string(), exe.display().to_string())
 }
@@ -64,7 +74,17 @@ impl Doctor {
     fn run(&self, conf: &str, extra: &[&str]) -> Run {
         let opensm_conf = self.file("opensm.conf", conf);
         let config = self.dir.join("osmroute.conf").display().to_string();
-        let mut args = vec!["doctor", "--opensm-conf", &opensm_conf, "--config", &config, "--plugin", &self.lib, "--opensm", &self.exe];
+        let mut args = vec![
+            "doctor",
+            "--opensm-conf",
+            &opensm_conf,
+            "--config",
+            &config,
+            "--plugin",
+            &self.lib,
+            "--opensm",
+            &self.exe,
+        ];
         args.extend_from_slice(extra);
         osmroute(&args)
     }
@@ -78,28 +98,56 @@ fn a_sound_configuration_passes() {
     let df = d.gen("df.net", &["dragonfly", "--a", "4", "--h", "2", "--p", "2"]);
     let r = d.run(GOOD, &["--fabric", &df]);
     assert_eq!(r.code, Some(0), "{}", r.out);
-    assert!(r.out.contains("ok: dla routes this fabric with 2 VL(s)"), "{}", r.out);
+    assert!(
+        r.out.contains("ok: dla routes this fabric with 2 VL(s)"),
+        "{}",
+        r.out
+    );
     assert!(r.out.contains("0 error(s), 0 warning(s)"), "{}", r.out);
 }
 
 #[test]
 fn the_plugin_not_named() {
     let d = Doctor::new("unnamed");
-    let r = d.run("routing_engine dla,pssp,nue\nqos TRUE\nevent_plugin_name other\n", &[]);
+    let r = d.run(
+        "routing_engine dla,pssp,nue\nqos TRUE\nevent_plugin_name other\n",
+        &[],
+    );
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("opensm.conf:3: event_plugin_name does not name osmroute"), "{}", r.out);
-    assert!(r.out.contains("change to: event_plugin_name other osmroute"), "{}", r.out);
+    assert!(
+        r.out
+            .contains("opensm.conf:3: event_plugin_name does not name osmroute"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out
+            .contains("change to: event_plugin_name other osmroute"),
+        "{}",
+        r.out
+    );
 }
 
 #[test]
 fn qos_off_with_an_engine_that_needs_vls() {
     let d = Doctor::new("qos");
-    let r = d.run("event_plugin_name osmroute\nrouting_engine dla,pssp,nue\nqos FALSE\n", &[]);
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine dla,pssp,nue\nqos FALSE\n",
+        &[],
+    );
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("opensm.conf:3: qos is off, and dla needs more than one VL"), "{}", r.out);
+    assert!(
+        r.out
+            .contains("opensm.conf:3: qos is off, and dla needs more than one VL"),
+        "{}",
+        r.out
+    );
     assert!(r.out.contains("change to: qos TRUE"), "{}", r.out);
     // mlid routes on one VL: qos does not matter to it.
-    let r = d.run("event_plugin_name osmroute\nrouting_engine mlid,updn\nlmc 2\n", &[]);
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine mlid,updn\nlmc 2\n",
+        &[],
+    );
     assert!(!r.out.contains("qos is off"), "{}", r.out);
 }
 
@@ -108,15 +156,37 @@ fn qos_off_with_an_engine_that_needs_vls() {
 #[test]
 fn qos_off_leaves_routes_that_need_a_second_vl() {
     let d = Doctor::new("qos-mlid");
-    let tree = ["pgft", "--down", "4,4,3", "--up", "1,2,2", "--parallel", "1,2,1", "--top-hosts", "2", "--seed", "3"];
+    let tree = [
+        "pgft",
+        "--down",
+        "4,4,3",
+        "--up",
+        "1,2,2",
+        "--parallel",
+        "1,2,1",
+        "--top-hosts",
+        "2",
+        "--seed",
+        "3",
+    ];
     let ft = d.gen("pgft.net", &tree);
-    let conf = |qos: &str| format!("event_plugin_name osmroute\nrouting_engine mlid,updn\nqos {qos}\nlmc 3\n");
+    let conf = |qos: &str| {
+        format!("event_plugin_name osmroute\nrouting_engine mlid,updn\nqos {qos}\nlmc 3\n")
+    };
     let r = d.run(&conf("FALSE"), &["--fabric", &ft]);
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("opensm.conf:3: qos is off, and mlid leaves"), "{}", r.out);
+    assert!(
+        r.out.contains("opensm.conf:3: qos is off, and mlid leaves"),
+        "{}",
+        r.out
+    );
     assert!(r.out.contains("change to: qos TRUE"), "{}", r.out);
     let r = d.run(&conf("TRUE"), &["--fabric", &ft]);
-    assert!(r.out.contains("ok: mlid routes this fabric with 2 VL(s)"), "{}", r.out);
+    assert!(
+        r.out.contains("ok: mlid routes this fabric with 2 VL(s)"),
+        "{}",
+        r.out
+    );
     assert!(!r.out.contains("undelivered"), "{}", r.out);
 }
 
@@ -127,14 +197,26 @@ fn a_chain_that_can_end_in_credit_loops() {
     let unsafe_end = "event_plugin_name osmroute\nrouting_engine dla,minhop\nqos TRUE\n";
     let r = d.run(unsafe_end, &["--fabric", &df]);
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("OpenSM routes with minhop; this fabric is not a fat tree"), "{}", r.out);
-    assert!(r.out.contains("change to: routing_engine dla,minhop,nue"), "{}", r.out);
+    assert!(
+        r.out
+            .contains("OpenSM routes with minhop; this fabric is not a fat tree"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("change to: routing_engine dla,minhop,nue"),
+        "{}",
+        r.out
+    );
     // Without a fabric the doctor cannot know the topology: a warning.
     let r = d.run(unsafe_end, &[]);
     assert_eq!(r.code, Some(3), "{}", r.out);
     // On a fat tree minhop's minimal paths are up*/down*: no loop to fear.
     let ft = d.gen("ft.net", &["fattree", "--m", "4", "--n", "3"]);
-    let r = d.run("event_plugin_name osmroute\nrouting_engine mlid,minhop\nqos TRUE\nlmc 2\n", &["--fabric", &ft]);
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine mlid,minhop\nqos TRUE\nlmc 2\n",
+        &["--fabric", &ft],
+    );
     assert!(!r.out.contains("OpenSM routes with minhop"), "{}", r.out);
     // updn is safe off trees only with root GUIDs.
     let r = d.run("event_plugin_name osmroute\nrouting_engine dla,updn\nqos TRUE\nroot_guid_file /etc/opensm/roots\n", &["--fabric", &df]);
@@ -144,21 +226,43 @@ fn a_chain_that_can_end_in_credit_loops() {
 #[test]
 fn ftree_as_fallback_with_lmc() {
     let d = Doctor::new("ftree");
-    let r = d.run("event_plugin_name osmroute\nrouting_engine mlid,ftree\nlmc 4\n", &[]);
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine mlid,ftree\nlmc 4\n",
+        &[],
+    );
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("ftree is in routing_engine but refuses lmc 4 > 0"), "{}", r.out);
-    assert!(r.out.contains("change to: routing_engine mlid,updn"), "{}", r.out);
+    assert!(
+        r.out
+            .contains("ftree is in routing_engine but refuses lmc 4 > 0"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("change to: routing_engine mlid,updn"),
+        "{}",
+        r.out
+    );
 }
 
 #[test]
 fn an_lmc_the_engine_cannot_use() {
     let d = Doctor::new("lmc");
-    let r = d.run("event_plugin_name osmroute\nrouting_engine layered,nue\nqos TRUE\n", &[]);
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine layered,nue\nqos TRUE\n",
+        &[],
+    );
     assert_eq!(r.code, Some(3), "{}", r.out);
     assert!(r.out.contains("lmc 0 gives layered one layer"), "{}", r.out);
-    let r = d.run("event_plugin_name osmroute\nrouting_engine mlid,nue\nlmc 9\n", &[]);
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine mlid,nue\nlmc 9\n",
+        &[],
+    );
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("lmc 9 is not a number from 0 to 7"), "{}", r.out);
+    assert!(
+        r.out.contains("lmc 9 is not a number from 0 to 7"),
+        "{}",
+        r.out
+    );
 }
 
 #[test]
@@ -166,12 +270,40 @@ fn a_plugin_built_for_another_opensm() {
     let d = Doctor::new("version");
     let (lib, exe) = binaries(&d.dir, "OpenSM 3.3.21", "OpenSM 3.3.23");
     let conf = d.file("opensm.conf", GOOD);
-    let r = osmroute(&["doctor", "--opensm-conf", &conf, "--config", &d.file("osmroute.conf", ""), "--plugin", &lib, "--opensm", &exe]);
+    let r = osmroute(&[
+        "doctor",
+        "--opensm-conf",
+        &conf,
+        "--config",
+        &d.file("osmroute.conf", ""),
+        "--plugin",
+        &lib,
+        "--opensm",
+        &exe,
+    ]);
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("was built for OpenSM 3.3.21, but"), "{}", r.out);
+    assert!(
+        r.out.contains("was built for OpenSM 3.3.21, but"),
+        "{}",
+        r.out
+    );
     let missing = d.dir.join("nowhere.so").display().to_string();
-    let r = osmroute(&["doctor", "--opensm-conf", &conf, "--config", &d.file("osmroute.conf", ""), "--plugin", &missing, "--opensm", &exe]);
-    assert!(r.out.contains("cannot read") && r.code == Some(1), "{}", r.out);
+    let r = osmroute(&[
+        "doctor",
+        "--opensm-conf",
+        &conf,
+        "--config",
+        &d.file("osmroute.conf", ""),
+        "--plugin",
+        &missing,
+        "--opensm",
+        &exe,
+    ]);
+    assert!(
+        r.out.contains("cannot read") && r.code == Some(1),
+        "{}",
+        r.out
+    );
 }
 
 #[test]
@@ -180,7 +312,11 @@ fn osmroute_conf_keys_that_are_wrong() {
     d.file("osmroute.conf", "dla.no_such_key 1\npssp.seed many\n");
     let r = d.run(GOOD, &[]);
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("unknown key") && r.out.contains("no_such_key"), "{}", r.out);
+    assert!(
+        r.out.contains("unknown key") && r.out.contains("no_such_key"),
+        "{}",
+        r.out
+    );
     assert!(r.out.contains("seed"), "{}", r.out);
 }
 
@@ -191,7 +327,12 @@ fn an_engine_that_declines_this_fabric_and_one_that_routes_it() {
     let r = d.run(GOOD, &["--fabric", &ft]);
     assert_eq!(r.code, Some(3), "{}", r.out);
     assert!(r.out.contains("dla declines: not a Dragonfly"), "{}", r.out);
-    assert!(r.out.contains("change to: routing_engine mlid,dla,pssp,nue"), "{}", r.out);
+    assert!(
+        r.out
+            .contains("change to: routing_engine mlid,dla,pssp,nue"),
+        "{}",
+        r.out
+    );
 }
 
 #[test]
@@ -207,12 +348,20 @@ fn dumps_whose_tables_have_credit_loops() {
     std::fs::remove_file(Path::new(&out).join("osmroute-sl2vl.txt")).unwrap();
     let r = d.run(GOOD, &["--dumps", &out]);
     assert_eq!(r.code, Some(1), "{}", r.out);
-    assert!(r.out.contains("the tables of this pass have a credit loop"), "{}", r.out);
+    assert!(
+        r.out.contains("the tables of this pass have a credit loop"),
+        "{}",
+        r.out
+    );
 }
 
 #[test]
 fn an_unreadable_configuration_is_exit_2() {
     let r = osmroute(&["doctor", "--opensm-conf", "/nonexistent/opensm.conf"]);
     assert_eq!(r.code, Some(2), "{}", r.out);
-    assert!(r.out.contains("cannot read /nonexistent/opensm.conf"), "{}", r.out);
+    assert!(
+        r.out.contains("cannot read /nonexistent/opensm.conf"),
+        "{}",
+        r.out
+    );
 }

@@ -22,7 +22,10 @@ pub enum Error {
 
 impl Error {
     pub fn declined(engine: &str, reason: impl Into<String>) -> Self {
-        Error::Declined { engine: engine.to_string(), reason: reason.into() }
+        Error::Declined {
+            engine: engine.to_string(),
+            reason: reason.into(),
+        }
     }
 }
 
@@ -33,7 +36,11 @@ impl fmt::Display for Error {
             Error::Declined { engine, reason } => write!(f, "{engine} declines: {reason}"),
             Error::Config(e) => write!(f, "{e}"),
             Error::UnknownEngine { name, known } => {
-                write!(f, "no routing engine named '{name}'; known engines: {}", known.join(", "))
+                write!(
+                    f,
+                    "no routing engine named '{name}'; known engines: {}",
+                    known.join(", ")
+                )
             }
         }
     }

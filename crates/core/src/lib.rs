@@ -21,6 +21,7 @@ pub mod topology;
 
 pub use error::Error;
 pub use fabric::{
-    Fabric, FabricBuilder, FabricError, Lid, Node, NodeId, NodeKind, Peer, Port, PortNum, PortRef, SwitchId,
+    Fabric, FabricBuilder, FabricError, Lid, Node, NodeId, NodeKind, Peer, Port, PortNum, PortRef,
+    SwitchId,
 };
 pub use routing::{Lft, PathSl, Routing, Sl2Vl, NO_PATH};

@@ -31,14 +31,21 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
 /// workers.
 pub fn for_each_row<T: Send>(rows: &mut [T], fill: impl Fn(usize, &mut T) + Sync) {
     match pool() {
-        Some(pool) if rows.len() > 1 => pool.install(|| rows.par_iter_mut().enumerate().for_each(|(i, r)| fill(i, r))),
+        Some(pool) if rows.len() > 1 => pool.install(|| {
+            rows.par_iter_mut()
+                .enumerate()
+                .for_each(|(i, r)| fill(i, r))
+        }),
         _ => rows.iter_mut().enumerate().for_each(|(i, r)| fill(i, r)),
     }
 }
 
 /// Runs `a` and `b`, side by side when there are workers, and returns both
 /// results.
-pub fn join<A: Send, B: Send>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B + Send) -> (A, B) {
+pub fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
     match pool() {
         Some(pool) => pool.join(a, b),
         None => (a(), b()),

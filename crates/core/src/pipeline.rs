@@ -12,7 +12,11 @@ use crate::routing::Routing;
 /// The first problem that makes `engine` decline: of the file as a whole,
 /// of its own section (bad values, unknown keys) or of the `dump` section.
 pub fn config_problem(engine: &EngineInfo, settings: &Settings) -> Option<ConfigError> {
-    let own = settings.errors_for(engine.name).chain(settings.errors_for(DUMP_SECTION)).next().cloned();
+    let own = settings
+        .errors_for(engine.name)
+        .chain(settings.errors_for(DUMP_SECTION))
+        .next()
+        .cloned();
     own.or_else(|| (engine.build)(&settings.section(engine.name)).err())
         .or_else(|| DumpOptions::read(&settings.section(DUMP_SECTION)).err())
 }
@@ -25,7 +29,8 @@ pub fn route(engine: &EngineInfo, settings: &Settings, fabric: &Fabric) -> Resul
     if let Some(e) = config_problem(engine, settings) {
         return Err(Error::declined(name, format!("configuration error: {e}")));
     }
-    let configured = (engine.build)(&settings.section(name)).map_err(|e| Error::declined(name, e.to_string()))?;
+    let configured = (engine.build)(&settings.section(name))
+        .map_err(|e| Error::declined(name, e.to_string()))?;
     let outcome = configured.route(fabric).map_err(|e| as_decline(name, e))?;
     check_vl_budget(name, fabric, &outcome.routing)?;
     Ok(outcome)
@@ -55,7 +60,10 @@ fn check_vl_budget(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<(
         ));
     }
     if vls > budget.data_vls {
-        return Err(Error::declined(engine, format!("this routing needs {vls} VLs but {}", budget.limited_by)));
+        return Err(Error::declined(
+            engine,
+            format!("this routing needs {vls} VLs but {}", budget.limited_by),
+        ));
     }
     Ok(())
 }
@@ -72,7 +80,8 @@ mod tests {
     use crate::fabric::VlBudget;
 
     fn dragonfly(budget: VlBudget) -> Fabric {
-        let mut b = crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(4, 2, 1)).unwrap();
+        let mut b =
+            crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(4, 2, 1)).unwrap();
         b.assign_lids_sequential(0).unwrap();
         b.set_vl_budget(budget);
         b.build().unwrap()
@@ -83,11 +92,25 @@ mod tests {
         let dla = crate::engines::find("dla").unwrap();
         let defaults = Settings::defaults();
         assert!(route(dla, &defaults, &dragonfly(VlBudget::default())).is_ok());
-        let no_qos = VlBudget { sl2vl_programmed: false, ..VlBudget::default() };
-        let e = route(dla, &defaults, &dragonfly(no_qos)).unwrap_err().to_string();
-        assert!(e.starts_with("dla declines: this routing needs 2 VLs") && e.contains("set `qos TRUE`"), "{e}");
-        let one = VlBudget { data_vls: 1, limited_by: "`max_op_vls 1` allows 1".into(), ..VlBudget::default() };
-        let e = route(dla, &defaults, &dragonfly(one)).unwrap_err().to_string();
+        let no_qos = VlBudget {
+            sl2vl_programmed: false,
+            ..VlBudget::default()
+        };
+        let e = route(dla, &defaults, &dragonfly(no_qos))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("dla declines: this routing needs 2 VLs") && e.contains("set `qos TRUE`"),
+            "{e}"
+        );
+        let one = VlBudget {
+            data_vls: 1,
+            limited_by: "`max_op_vls 1` allows 1".into(),
+            ..VlBudget::default()
+        };
+        let e = route(dla, &defaults, &dragonfly(one))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("needs 2 VLs but `max_op_vls 1` allows 1"), "{e}");
     }
 
@@ -95,14 +118,23 @@ mod tests {
     fn configuration_problems_decline_the_engines_they_concern() {
         let sections = crate::engines::config_sections();
         let f = dragonfly(VlBudget::default());
-        let (dla, pssp) = (crate::engines::find("dla").unwrap(), crate::engines::find("pssp").unwrap());
+        let (dla, pssp) = (
+            crate::engines::find("dla").unwrap(),
+            crate::engines::find("pssp").unwrap(),
+        );
         let bad_dla = Settings::parse("dla.sl 16\n", "/etc/o.conf", &sections);
         let e = route(dla, &bad_dla, &f).unwrap_err().to_string();
         assert_eq!(e, "dla declines: configuration error: /etc/o.conf:1: key 'dla.sl': value '16' is not a number from 0 to 15");
-        assert!(route(pssp, &bad_dla, &f).is_ok(), "another engine's key is not pssp's problem");
+        assert!(
+            route(pssp, &bad_dla, &f).is_ok(),
+            "another engine's key is not pssp's problem"
+        );
         let bad_dump = Settings::parse("dump.max_path_sl_lines lots\n", "/etc/o.conf", &sections);
         assert!(route(dla, &bad_dump, &f).is_err() && route(pssp, &bad_dump, &f).is_err());
         let unknown = Settings::parse("dla.colour red\n", "/etc/o.conf", &sections);
-        assert!(route(dla, &unknown, &f).unwrap_err().to_string().contains("unknown key"));
+        assert!(route(dla, &unknown, &f)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown key"));
     }
 }

@@ -63,21 +63,69 @@ enum Mutation {
 /// Words that sit on parsers' edges: numbers at and past the limits of
 /// ports, LIDs, SLs and GUIDs, signs, separators, quotes and brackets.
 const EDGE_WORDS: &[&str] = &[
-    "0", "1", "15", "16", "254", "255", "256", "-1", "65535", "65536", "49151", "49152", "0x0", "0xffff", "0x10000",
-    "0xffffffffffffffff", "0x1ffffffffffffffff", "99999999999999999999", "0x", "", " ", "\t", "\"", "\"\"", "[", "]",
-    "[]", "[0]", "[255]", "(", ")", "#", ":", ",", "=", "lid", "lmc", "Switch", "Hca", "Ca", "guid", "port", "é", "\u{0}",
-    "nan", "TRUE", "+", "0x0000000000200000", "Unicast lids [0-1] of switch Lid 1 guid 0x0000000000200000 ('s'):",
+    "0",
+    "1",
+    "15",
+    "16",
+    "254",
+    "255",
+    "256",
+    "-1",
+    "65535",
+    "65536",
+    "49151",
+    "49152",
+    "0x0",
+    "0xffff",
+    "0x10000",
+    "0xffffffffffffffff",
+    "0x1ffffffffffffffff",
+    "99999999999999999999",
+    "0x",
+    "",
+    " ",
+    "\t",
+    "\"",
+    "\"\"",
+    "[",
+    "]",
+    "[]",
+    "[0]",
+    "[255]",
+    "(",
+    ")",
+    "#",
+    ":",
+    ",",
+    "=",
+    "lid",
+    "lmc",
+    "Switch",
+    "Hca",
+    "Ca",
+    "guid",
+    "port",
+    "é",
+    "\u{0}",
+    "nan",
+    "TRUE",
+    "+",
+    "0x0000000000200000",
+    "Unicast lids [0-1] of switch Lid 1 guid 0x0000000000200000 ('s'):",
 ];
 
 fn mutation() -> impl Strategy<Value = Mutation> {
     let word = prop::sample::select(EDGE_WORDS);
-    let chars = prop::sample::select(vec!['0', '9', 'f', 'x', ' ', '\n', '"', '[', ']', '#', ':', '-', 'é', '\t', '{', '}']);
+    let chars = prop::sample::select(vec![
+        '0', '9', 'f', 'x', ' ', '\n', '"', '[', ']', '#', ':', '-', 'é', '\t', '{', '}',
+    ]);
     prop_oneof![
         any::<usize>().prop_map(Mutation::DeleteLine),
         any::<usize>().prop_map(Mutation::DuplicateLine),
         (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::SwapLines(a, b)),
         any::<usize>().prop_map(Mutation::Truncate),
-        (any::<usize>(), any::<usize>(), word.clone()).prop_map(|(l, w, s)| Mutation::ReplaceWord(l, w, s)),
+        (any::<usize>(), any::<usize>(), word.clone())
+            .prop_map(|(l, w, s)| Mutation::ReplaceWord(l, w, s)),
         (any::<usize>(), word).prop_map(|(at, s)| Mutation::Insert(at, s)),
         (any::<usize>(), chars).prop_map(|(at, c)| Mutation::ReplaceChar(at, c)),
     ]
@@ -120,7 +168,11 @@ fn apply(text: &str, mutations: &[Mutation]) -> String {
                 let chars: Vec<char> = text.chars().collect();
                 if !chars.is_empty() {
                     let i = at % chars.len();
-                    text = chars[..i].iter().chain(std::iter::once(&c)).chain(&chars[i + 1..]).collect();
+                    text = chars[..i]
+                        .iter()
+                        .chain(std::iter::once(&c))
+                        .chain(&chars[i + 1..])
+                        .collect();
                 }
                 continue;
             }
@@ -141,9 +193,11 @@ fn char_boundary(text: &str, mut at: usize) -> usize {
 /// Random text: edge words and arbitrary characters on a few lines.
 fn random_text() -> impl Strategy<Value = String> {
     prop_oneof![
-        prop::collection::vec(prop::sample::select(EDGE_WORDS), 0..60).prop_map(|w| w.join(" ").replace("# ", "\n")),
+        prop::collection::vec(prop::sample::select(EDGE_WORDS), 0..60)
+            .prop_map(|w| w.join(" ").replace("# ", "\n")),
         prop::collection::vec(any::<char>(), 0..400).prop_map(|c| c.into_iter().collect()),
-        prop::collection::vec(any::<u8>(), 0..400).prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+        prop::collection::vec(any::<u8>(), 0..400)
+            .prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
     ]
 }
 
@@ -178,10 +232,17 @@ fn valid() -> &'static Valid {
     static VALID: std::sync::OnceLock<Valid> = std::sync::OnceLock::new();
     VALID.get_or_init(|| {
         let dragonfly = built(small_dragonfly(), 0);
-        let dla = route_by_name("dla", &dragonfly).expect("dla routes").routing;
-        let pssp = route_by_name("pssp", &dragonfly).expect("pssp routes").routing;
+        let dla = route_by_name("dla", &dragonfly)
+            .expect("dla routes")
+            .routing;
+        let pssp = route_by_name("pssp", &dragonfly)
+            .expect("pssp routes")
+            .routing;
         let fat_tree = built(fattree::fattree(4, 2).expect("FT(4,2)"), 1);
-        let choice = route_by_name("mlid", &fat_tree).expect("mlid routes").dlid_choice.expect("a DLID choice");
+        let choice = route_by_name("mlid", &fat_tree)
+            .expect("mlid routes")
+            .dlid_choice
+            .expect("a DLID choice");
         let mut mlid_choice = Vec::new();
         path_select::write(&choice, &mut mlid_choice).expect("write");
         Valid {
@@ -208,12 +269,21 @@ fn use_fabric(mut b: FabricBuilder, assign: bool) {
     let cables = |b: &FabricBuilder| b.nodes().iter().map(|n| n.links().count()).sum::<usize>();
     let before = cables(&b);
     let again = netfile::read(&netfile::write(&b)).expect("our net file of a read fabric reads");
-    assert_eq!(cables(&again), before, "the net file round trip kept every cable");
+    assert_eq!(
+        cables(&again),
+        before,
+        "the net file round trip kept every cable"
+    );
     if assign && b.assign_lids_sequential(0).is_err() {
         return;
     }
     if let Ok(fabric) = b.build() {
-        let routing = Routing { engine: "none".into(), lfts: Routing::empty_lfts(&fabric), sl2vl: None, path_sl: PathSl::Uniform(0) };
+        let routing = Routing {
+            engine: "none".into(),
+            lfts: Routing::empty_lfts(&fabric),
+            sl2vl: None,
+            path_sl: PathSl::Uniform(0),
+        };
         let _ = analyze(&fabric, &routing);
     }
 }
@@ -227,9 +297,18 @@ fn osm_sl2vl_dump(fabric: &Fabric, routing: &Routing) -> String {
         let lid = node.port(0).map_or(0, |p| p.lid.raw());
         out += &format!("Switch 0x{:016x}, base LID {lid}, \"{}\"\n#in out : 0  1  2  3  4  5  6  7  8  9  10 11 12 13 14 15\n", node.guid, node.desc);
         for (out_port, _) in node.links() {
-            for (in_port, _) in std::iter::once((osmroute_core::fabric::PortNum::new(0), ())).chain(node.links().map(|(p, _)| (p, ()))) {
-                let vls: Vec<String> = (0..16).map(|sl| sl2vl.vl(s, in_port, out_port, sl).to_string()).collect();
-                out += &format!("{}   {}   : {}\n", in_port.raw(), out_port.raw(), vls.join("  "));
+            for (in_port, _) in std::iter::once((osmroute_core::fabric::PortNum::new(0), ()))
+                .chain(node.links().map(|(p, _)| (p, ())))
+            {
+                let vls: Vec<String> = (0..16)
+                    .map(|sl| sl2vl.vl(s, in_port, out_port, sl).to_string())
+                    .collect();
+                out += &format!(
+                    "{}   {}   : {}\n",
+                    in_port.raw(),
+                    out_port.raw(),
+                    vls.join("  ")
+                );
             }
         }
         out += "#--------------------------------------------------------\n\n";
@@ -239,7 +318,10 @@ fn osm_sl2vl_dump(fabric: &Fabric, routing: &Routing) -> String {
 
 /// Cases per reader: `FUZZ_CASES` in the environment for a longer hunt.
 fn cases() -> u32 {
-    std::env::var("FUZZ_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(500)
+    std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(500)
 }
 
 proptest! {
@@ -380,7 +462,14 @@ proptest! {
 fn guid2lid_of(fabric: &Fabric) -> String {
     fabric
         .end_ports()
-        .map(|(_, p)| format!("0x{:016x} 0x{:04x} 0x{:04x}\n\n", p.guid, p.lid.raw(), p.lid.raw() + p.lid_count() as u16 - 1))
+        .map(|(_, p)| {
+            format!(
+                "0x{:016x} 0x{:04x} 0x{:04x}\n\n",
+                p.guid,
+                p.lid.raw(),
+                p.lid.raw() + p.lid_count() as u16 - 1
+            )
+        })
         .collect()
 }
 
@@ -439,9 +528,15 @@ fn the_valid_inputs_read() {
     let mut b = small_dragonfly();
     g.apply(&mut b).unwrap();
     b.build().unwrap();
-    subnet_lst::read(&subnet_lst::write(df), 0).unwrap().build().unwrap();
+    subnet_lst::read(&subnet_lst::write(df), 0)
+        .unwrap()
+        .build()
+        .unwrap();
     lfts::to_lfts(df, &lfts::read(&lfts::write(df, &v.dla)).unwrap()).unwrap();
-    let (dumped, routed) = (osm_sl2vl::read(df, &osm_sl2vl_dump(df, &v.dla)).unwrap(), v.dla.sl2vl.as_ref().unwrap());
+    let (dumped, routed) = (
+        osm_sl2vl::read(df, &osm_sl2vl_dump(df, &v.dla)).unwrap(),
+        v.dla.sl2vl.as_ref().unwrap(),
+    );
     for s in df.switch_ids() {
         let ports: Vec<_> = df.switch_node(s).links().map(|(p, _)| p).collect();
         for (&i, &o) in ports.iter().flat_map(|i| ports.iter().map(move |o| (i, o))) {
@@ -453,9 +548,17 @@ fn the_valid_inputs_read() {
     ibdmchk::read_path_sl(df, &written(|w| ibdmchk::write_path_sl(df, &v.dla, w))).unwrap();
     switch_sl::read(df, &written(|w| switch_sl::write(df, &v.pssp.path_sl, w))).unwrap();
     assert!(!path_select::read(&v.mlid_choice).unwrap().is_empty());
-    let settings = Settings::parse(&every_option_at_its_default(), "all.conf", &config_sections());
+    let settings = Settings::parse(
+        &every_option_at_its_default(),
+        "all.conf",
+        &config_sections(),
+    );
     assert!(settings.errors().is_empty(), "{:?}", settings.errors());
     for engine in ENGINES {
-        assert!((engine.build)(&settings.section(engine.name)).is_ok(), "{}", engine.name);
+        assert!(
+            (engine.build)(&settings.section(engine.name)).is_ok(),
+            "{}",
+            engine.name
+        );
     }
 }

@@ -78,16 +78,37 @@ mod tests {
     #[test]
     fn a_chain_ends_safely_only_where_an_engine_cannot_fail_or_loop() {
         let mesh = Context::default();
-        assert_eq!(safe_end(&chain("dla,pssp"), &mesh), None, "pssp may run out of VLs");
+        assert_eq!(
+            safe_end(&chain("dla,pssp"), &mesh),
+            None,
+            "pssp may run out of VLs"
+        );
         assert_eq!(safe_end(&chain("dla,pssp,nue"), &mesh), Some(2));
         assert_eq!(safe_end(&chain("dla,minhop"), &mesh), None);
-        assert_eq!(safe_end(&chain("dla,updn"), &mesh), None, "no roots off trees");
-        let rooted = Context { root_guid_file: true, ..mesh };
+        assert_eq!(
+            safe_end(&chain("dla,updn"), &mesh),
+            None,
+            "no roots off trees"
+        );
+        let rooted = Context {
+            root_guid_file: true,
+            ..mesh
+        };
         assert_eq!(safe_end(&chain("dla,updn"), &rooted), Some(1));
-        let tree = Context { fat_tree: Some(true), ..mesh };
+        let tree = Context {
+            fat_tree: Some(true),
+            ..mesh
+        };
         assert_eq!(safe_end(&chain("mlid,ftree"), &tree), Some(1));
-        assert_eq!(safe_end(&chain("mlid,ftree"), &Context { lmc: 2, ..tree }), None, "ftree refuses lmc > 0");
-        assert_eq!(safe_end(&chain("mlid,updn"), &Context { lmc: 2, ..tree }), Some(1));
+        assert_eq!(
+            safe_end(&chain("mlid,ftree"), &Context { lmc: 2, ..tree }),
+            None,
+            "ftree refuses lmc > 0"
+        );
+        assert_eq!(
+            safe_end(&chain("mlid,updn"), &Context { lmc: 2, ..tree }),
+            Some(1)
+        );
         assert_eq!(kind("dla"), Kind::Osmroute);
         assert_eq!(kind("no-such"), Kind::Unknown);
     }

@@ -25,7 +25,11 @@ pub struct Findings {
 
 impl Findings {
     pub fn add(&mut self, severity: Severity, what: String, fix: &str) {
-        self.problems.push(Finding { severity, what, fix: fix.to_string() });
+        self.problems.push(Finding {
+            severity,
+            what,
+            fix: fix.to_string(),
+        });
     }
 
     pub fn note(&mut self, text: String) {
@@ -33,7 +37,10 @@ impl Findings {
     }
 
     fn count(&self, severity: Severity) -> usize {
-        self.problems.iter().filter(|p| p.severity == severity).count()
+        self.problems
+            .iter()
+            .filter(|p| p.severity == severity)
+            .count()
     }
 
     pub fn print(&self) {
@@ -47,7 +54,11 @@ impl Findings {
         for n in &self.notes {
             println!("ok: {n}");
         }
-        println!("{} error(s), {} warning(s)", self.count(Severity::Error), self.count(Severity::Warning));
+        println!(
+            "{} error(s), {} warning(s)",
+            self.count(Severity::Error),
+            self.count(Severity::Warning)
+        );
     }
 
     /// 0 nothing found, 1 errors, 3 warnings only (2 is the CLI's "could

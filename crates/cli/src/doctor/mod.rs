@@ -62,7 +62,8 @@ pub fn run(args: Args) -> crate::CmdResult {
     let mut found = Findings::default();
     check_plugin_named(&conf, &mut found);
     let chain = conf.routing_engines();
-    let ours: Vec<&'static engines::EngineInfo> = chain.iter().filter_map(|n| engines::find(n).ok()).collect();
+    let ours: Vec<&'static engines::EngineInfo> =
+        chain.iter().filter_map(|n| engines::find(n).ok()).collect();
     check_chain_names(&conf, &chain, &ours, &mut found);
     let lmc = conf.number("lmc", DEFAULT_LMC, 7).unwrap_or_else(|e| {
         found.add(Error, e, "lmc 0");
@@ -84,7 +85,9 @@ pub fn run(args: Args) -> crate::CmdResult {
     let ctx = Context {
         lmc,
         root_guid_file: conf.get("root_guid_file").is_some(),
-        fat_tree: fabric.as_ref().map(|f| osmroute_core::topology::fattree::recognize(f).is_ok()),
+        fat_tree: fabric
+            .as_ref()
+            .map(|f| osmroute_core::topology::fattree::recognize(f).is_ok()),
     };
     if let Some(f) = &fabric {
         try_our_engines(f, &conf, &chain, &settings, &mut found);
@@ -98,7 +101,9 @@ pub fn run(args: Args) -> crate::CmdResult {
 fn check_plugin_named(conf: &OpensmConf, found: &mut Findings) {
     let plugins = conf.plugins();
     if !plugins.iter().any(|p| p == "osmroute") {
-        let line = if plugins.is_empty() { "event_plugin_name osmroute".to_string() } else {
+        let line = if plugins.is_empty() {
+            "event_plugin_name osmroute".to_string()
+        } else {
             format!("event_plugin_name {} osmroute", plugins.join(" "))
         };
         found.add(
@@ -109,7 +114,12 @@ fn check_plugin_named(conf: &OpensmConf, found: &mut Findings) {
     }
 }
 
-fn check_chain_names(conf: &OpensmConf, chain: &[String], ours: &[&engines::EngineInfo], found: &mut Findings) {
+fn check_chain_names(
+    conf: &OpensmConf,
+    chain: &[String],
+    ours: &[&engines::EngineInfo],
+    found: &mut Findings,
+) {
     let at = conf.at("routing_engine");
     if chain.is_empty() {
         found.add(Error, format!("{at}: routing_engine is not set: OpenSM routes with minhop, which has credit loops on most fabrics that are not trees"), "routing_engine dla,pssp");
@@ -154,17 +164,29 @@ fn check_osmroute_conf(settings: &Settings, ours: &[&engines::EngineInfo], found
         if let Some(e) = osmroute_core::pipeline::config_problem(info, settings) {
             let text = e.to_string();
             if seen.insert(text.clone()) {
-                let severity = if ours.iter().any(|o| o.name == info.name) { Error } else { Warning };
+                let severity = if ours.iter().any(|o| o.name == info.name) {
+                    Error
+                } else {
+                    Warning
+                };
                 found.add(severity, format!("osmroute configuration: {text}"), "the line as `osmroute route --help` and the README's Configuration table describe it, or remove it");
             }
         }
     }
     if settings.source().is_empty() && std::env::var_os(CONFIG_ENV).is_none() {
-        found.note(format!("no {DEFAULT_CONFIG_PATH}: every osmroute option at its default"));
+        found.note(format!(
+            "no {DEFAULT_CONFIG_PATH}: every osmroute option at its default"
+        ));
     }
 }
 
-fn check_lmc(conf: &OpensmConf, chain: &[String], lmc: u8, settings: &Settings, found: &mut Findings) {
+fn check_lmc(
+    conf: &OpensmConf,
+    chain: &[String],
+    lmc: u8,
+    settings: &Settings,
+    found: &mut Findings,
+) {
     let at = conf.at("lmc");
     if lmc > 0 {
         if let Some(i) = chain.iter().position(|e| e == "ftree") {
@@ -177,11 +199,15 @@ fn check_lmc(conf: &OpensmConf, chain: &[String], lmc: u8, settings: &Settings, 
             );
         }
     }
-    let first_ours = chain.iter().find(|n| engines::find(n).is_ok()).map(String::as_str);
+    let first_ours = chain
+        .iter()
+        .find(|n| engines::find(n).is_ok())
+        .map(String::as_str);
     if lmc == 0 && first_ours == Some("layered") {
         found.add(Warning, format!("{at}: lmc 0 gives layered one layer (minimal paths only): its multipath needs 2^lmc LIDs per port"), "lmc 2");
     }
-    let raise = engines::mlid::MlidOptions::read(&settings.section(engines::mlid::NAME)).is_ok_and(|o| o.raise_lmc);
+    let raise = engines::mlid::MlidOptions::read(&settings.section(engines::mlid::NAME))
+        .is_ok_and(|o| o.raise_lmc);
     if lmc == 0 && first_ours == Some("mlid") && !raise {
         found.add(Warning, format!("{at}: lmc 0 gives mlid one path per host: the MLID scheme needs lmc log2((m/2)^(n-1)), e.g. 4 on an 8-port 3-tree"), "lmc 4   (or mlid.raise_lmc TRUE in osmroute.conf)");
     }
@@ -192,7 +218,10 @@ fn load_fabric(net: &Path, lmc: u8, conf: &OpensmConf) -> Result<Fabric, String>
     let budget = VlBudget {
         data_vls,
         sl2vl_programmed: conf.qos(),
-        limited_by: format!("{} allows {data_vls} (the ports' own VL capability may allow fewer)", conf.at("max_op_vls")),
+        limited_by: format!(
+            "{} allows {data_vls} (the ports' own VL capability may allow fewer)",
+            conf.at("max_op_vls")
+        ),
     };
     crate::load::fabric(net, lmc, None, budget)
 }
@@ -201,8 +230,15 @@ fn load_fabric(net: &Path, lmc: u8, conf: &OpensmConf) -> Result<Fabric, String>
 /// as OpenSM would. A decline is a warning where a later engine of ours
 /// routes (the chain-end check judges OpenSM's engines); the fix names the
 /// first other engine of ours that does route this fabric, looked for once.
-fn try_our_engines(fabric: &Fabric, conf: &OpensmConf, chain: &[String], settings: &Settings, found: &mut Findings) {
-    let routes = |info: &engines::EngineInfo| osmroute_core::pipeline::route(info, settings, fabric);
+fn try_our_engines(
+    fabric: &Fabric,
+    conf: &OpensmConf,
+    chain: &[String],
+    settings: &Settings,
+    found: &mut Findings,
+) {
+    let routes =
+        |info: &engines::EngineInfo| osmroute_core::pipeline::route(info, settings, fabric);
     let mut declines = Vec::new();
     for (i, name) in chain.iter().enumerate() {
         let Ok(info) = engines::find(name) else {
@@ -213,7 +249,10 @@ fn try_our_engines(fabric: &Fabric, conf: &OpensmConf, chain: &[String], setting
         }
         match routes(info) {
             Ok(outcome) => {
-                found.note(format!("{name} routes this fabric with {} VL(s)", outcome.routing.vls_needed()));
+                found.note(format!(
+                    "{name} routes this fabric with {} VL(s)",
+                    outcome.routing.vls_needed()
+                ));
                 if !conf.qos() {
                     check_delivery_without_qos(fabric, conf, name, &outcome.routing, found);
                 }
@@ -227,27 +266,53 @@ fn try_our_engines(fabric: &Fabric, conf: &OpensmConf, chain: &[String], setting
     }
     // Engines made for one topology before those for any; the ones that
     // just declined are not tried again.
-    let is_general = |o: &&&engines::EngineInfo| [engines::pssp::NAME, engines::layered::NAME].contains(&o.name);
-    let (general, specific): (Vec<&&engines::EngineInfo>, Vec<_>) = engines::ENGINES.iter().partition(is_general);
+    let is_general =
+        |o: &&&engines::EngineInfo| [engines::pssp::NAME, engines::layered::NAME].contains(&o.name);
+    let (general, specific): (Vec<&&engines::EngineInfo>, Vec<_>) =
+        engines::ENGINES.iter().partition(is_general);
     let declined = |o: &engines::EngineInfo| declines.iter().any(|&(i, _)| chain[i] == o.name);
-    let better = specific.into_iter().chain(general).find(|o| !declined(o) && routes(o).is_ok()).map(|o| o.name);
+    let better = specific
+        .into_iter()
+        .chain(general)
+        .find(|o| !declined(o) && routes(o).is_ok())
+        .map(|o| o.name);
     for (i, e) in &declines {
-        let next = chain.get(i + 1).map_or("minhop (OpenSM's last resort)".to_string(), |n| n.clone());
+        let next = chain
+            .get(i + 1)
+            .map_or("minhop (OpenSM's last resort)".to_string(), |n| n.clone());
         let fix = match better {
             Some(better) => format!(
                 "routing_engine {better},{}   ({better} routes this fabric)",
-                chain.iter().filter(|n| n.as_str() != better).cloned().collect::<Vec<_>>().join(",")
+                chain
+                    .iter()
+                    .filter(|n| n.as_str() != better)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(",")
             ),
             None => "what the reason names".to_string(),
         };
-        found.add(Warning, format!("{}: {e}; OpenSM goes on to {next}", conf.at("routing_engine")), &fix);
+        found.add(
+            Warning,
+            format!(
+                "{}: {e}; OpenSM goes on to {next}",
+                conf.at("routing_engine")
+            ),
+            &fix,
+        );
     }
 }
 
 /// With qos off an engine that can route on one VL (mlid) leaves the
 /// routes that need a second one unrouted rather than declining; say so.
 /// (Only then: tracing every route costs seconds on a large fabric.)
-fn check_delivery_without_qos(fabric: &Fabric, conf: &OpensmConf, name: &str, routing: &Routing, found: &mut Findings) {
+fn check_delivery_without_qos(
+    fabric: &Fabric,
+    conf: &OpensmConf,
+    name: &str,
+    routing: &Routing,
+    found: &mut Findings,
+) {
     let report = osmroute_core::analysis::report::analyze(fabric, routing);
     let undelivered: u64 = report.failures.values().map(|(n, _)| n).sum();
     if let Some((kind, (_, example))) = report.failures.iter().next() {
@@ -273,7 +338,11 @@ fn check_chain_end(conf: &OpensmConf, chain: &[String], ctx: &Context, found: &m
         Some(false) => "this fabric is not a fat tree, so",
         None => "on fabrics that are not fat trees",
     };
-    let severity = if ctx.fat_tree == Some(false) { Error } else { Warning };
+    let severity = if ctx.fat_tree == Some(false) {
+        Error
+    } else {
+        Warning
+    };
     found.add(
         severity,
         format!(
@@ -291,14 +360,25 @@ fn check_tables(dir: &Path, loaded: &crate::load::Loaded, found: &mut Findings) 
         found.add(Error, format!("{}: the tables of this pass have a credit loop ({} channels): the fabric can deadlock", dir.display(), cycle.len()), "an engine chain that ends deadlock-free (see the other findings), then re-sweep (kill -HUP opensm)");
     }
     if !report.delivered() {
-        found.add(Error, format!("{}: {} route(s) of this pass do not arrive", dir.display(), report.failures.len()), "check the fabric for dead links (ibdiagnet) and re-sweep");
+        found.add(
+            Error,
+            format!(
+                "{}: {} route(s) of this pass do not arrive",
+                dir.display(),
+                report.failures.len()
+            ),
+            "check the fabric for dead links (ibdiagnet) and re-sweep",
+        );
     }
 }
 
 fn check_library(plugin: Option<&Path>, opensm: Option<&Path>, found: &mut Findings) {
     let lib = match plugin {
         Some(p) => p.to_path_buf(),
-        None => match plugin_lib::resolve(std::env::var("LD_LIBRARY_PATH").ok().as_deref(), &plugin_lib::ldconfig_cache()) {
+        None => match plugin_lib::resolve(
+            std::env::var("LD_LIBRARY_PATH").ok().as_deref(),
+            &plugin_lib::ldconfig_cache(),
+        ) {
             Some(p) => p,
             None => {
                 found.add(Error, format!("OpenSM's dlopen(\"{}\") finds no such library: not in the loader's cache nor LD_LIBRARY_PATH", plugin_lib::LIBRARY), "install the osmroute package (or copy libosmroute.so into /usr/lib/x86_64-linux-gnu and run ldconfig)");
@@ -307,12 +387,21 @@ fn check_library(plugin: Option<&Path>, opensm: Option<&Path>, found: &mut Findi
         },
     };
     let Ok(bytes) = std::fs::read(&lib) else {
-        found.add(Error, format!("cannot read {}", lib.display()), "check its permissions");
+        found.add(
+            Error,
+            format!("cannot read {}", lib.display()),
+            "check its permissions",
+        );
         return;
     };
     let built_for = plugin_lib::opensm_version_in(&bytes);
-    let exe = opensm.map(Path::to_path_buf).or_else(plugin_lib::opensm_executable);
-    let running = exe.as_ref().and_then(|e| std::fs::read(e).ok()).and_then(|b| plugin_lib::opensm_version_in(&b));
+    let exe = opensm
+        .map(Path::to_path_buf)
+        .or_else(plugin_lib::opensm_executable);
+    let running = exe
+        .as_ref()
+        .and_then(|e| std::fs::read(e).ok())
+        .and_then(|b| plugin_lib::opensm_version_in(&b));
     match (built_for, running) {
         (Some(b), Some(r)) if b != r => found.add(
             Error,

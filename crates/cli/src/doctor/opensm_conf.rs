@@ -38,9 +38,18 @@ impl OpensmConf {
                 settings.remove(key);
                 continue;
             }
-            settings.insert(key.to_string(), Setting { value: value.to_string(), line: i + 1 });
+            settings.insert(
+                key.to_string(),
+                Setting {
+                    value: value.to_string(),
+                    line: i + 1,
+                },
+            );
         }
-        OpensmConf { path: path.to_string(), settings }
+        OpensmConf {
+            path: path.to_string(),
+            settings,
+        }
     }
 
     pub fn get(&self, key: &str) -> Option<&Setting> {
@@ -58,18 +67,27 @@ impl OpensmConf {
     /// `routing_engine`'s chain; empty when unset (OpenSM then uses minhop).
     pub fn routing_engines(&self) -> Vec<String> {
         self.get("routing_engine")
-            .map(|s| s.value.split(',').map(|e| e.trim().to_string()).filter(|e| !e.is_empty()).collect())
+            .map(|s| {
+                s.value
+                    .split(',')
+                    .map(|e| e.trim().to_string())
+                    .filter(|e| !e.is_empty())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     /// `event_plugin_name`: OpenSM loads every name of the list.
     pub fn plugins(&self) -> Vec<String> {
-        self.get("event_plugin_name").map(|s| s.value.split_whitespace().map(str::to_string).collect()).unwrap_or_default()
+        self.get("event_plugin_name")
+            .map(|s| s.value.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default()
     }
 
     /// `qos`, OpenSM's way: TRUE (any case) is on, anything else off.
     pub fn qos(&self) -> bool {
-        self.get("qos").map_or(DEFAULT_QOS, |s| s.value.eq_ignore_ascii_case("true"))
+        self.get("qos")
+            .map_or(DEFAULT_QOS, |s| s.value.eq_ignore_ascii_case("true"))
     }
 
     /// A numeric option, or an error naming the line when it is not a
@@ -79,7 +97,11 @@ impl OpensmConf {
             None => Ok(default),
             Some(s) => match s.value.parse::<u8>() {
                 Ok(v) if v <= max => Ok(v),
-                _ => Err(format!("{}: {key} {} is not a number from 0 to {max}", self.at(key), s.value)),
+                _ => Err(format!(
+                    "{}: {key} {} is not a number from 0 to {max}",
+                    self.at(key),
+                    s.value
+                )),
             },
         }
     }
@@ -118,7 +140,10 @@ mod tests {
         assert_eq!(conf.data_vls(), Ok(15));
         let empty = OpensmConf::parse("", "e");
         assert!(!empty.qos() && empty.routing_engines().is_empty() && empty.plugins().is_empty());
-        assert!(OpensmConf::parse("lmc nine\n", "x").number("lmc", 0, 7).unwrap_err().contains("x:1"));
+        assert!(OpensmConf::parse("lmc nine\n", "x")
+            .number("lmc", 0, 7)
+            .unwrap_err()
+            .contains("x:1"));
     }
 
     #[test]

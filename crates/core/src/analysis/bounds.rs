@@ -11,8 +11,17 @@ use crate::fabric::{Bfs, Fabric};
 pub fn cut(fabric: &Fabric, inside: &[bool], lids_per_host: u64) -> u64 {
     let g = fabric.graph();
     let total: u64 = g.ids().map(|s| u64::from(g.hosts(s))).sum();
-    let hosts: u64 = g.ids().filter(|s| inside[s.idx()]).map(|s| u64::from(g.hosts(s))).sum();
-    let cables = g.ids().filter(|s| inside[s.idx()]).flat_map(|s| g.cables(s)).filter(|c| !inside[c.to.idx()]).count();
+    let hosts: u64 = g
+        .ids()
+        .filter(|s| inside[s.idx()])
+        .map(|s| u64::from(g.hosts(s)))
+        .sum();
+    let cables = g
+        .ids()
+        .filter(|s| inside[s.idx()])
+        .flat_map(|s| g.cables(s))
+        .filter(|c| !inside[c.to.idx()])
+        .count();
     if cables == 0 {
         return 0;
     }
@@ -73,6 +82,9 @@ pub fn minimal_routing_average(fabric: &Fabric) -> u64 {
         .flat_map(|a| g.ids().map(move |b| (a, b)))
         .map(|(a, b)| u64::from(g.hosts(a) * g.hosts(b)) * u64::from(g.dist(a, b)))
         .sum();
-    let channels: u64 = g.ids().map(|s| g.cables(s).iter().filter(|c| c.to != s).count() as u64).sum();
+    let channels: u64 = g
+        .ids()
+        .map(|s| g.cables(s).iter().filter(|c| c.to != s).count() as u64)
+        .sum();
     route_hops.div_ceil(channels.max(1))
 }

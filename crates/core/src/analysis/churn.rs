@@ -54,7 +54,12 @@ fn switch_cables(fabric: &Fabric) -> HashSet<CableKey> {
     let guid = |s: SwitchId| fabric.switch_node(s).guid;
     graph
         .ids()
-        .flat_map(|s| graph.cables(s).iter().map(move |c| ((guid(s), c.port.raw()), (guid(c.to), c.far_port.raw()))))
+        .flat_map(|s| {
+            graph
+                .cables(s)
+                .iter()
+                .map(move |c| ((guid(s), c.port.raw()), (guid(c.to), c.far_port.raw())))
+        })
         .map(|(a, b)| if a < b { (a, b) } else { (b, a) })
         .collect()
 }
@@ -63,23 +68,37 @@ fn switch_cables(fabric: &Fabric) -> HashSet<CableKey> {
 pub fn churn(before: (&Fabric, &[Lft]), after: (&Fabric, &[Lft])) -> Churn {
     let (f0, t0) = before;
     let (f1, t1) = after;
-    let lost: HashSet<CableKey> = switch_cables(f0).difference(&switch_cables(f1)).copied().collect();
-    let mut out = Churn { cables_lost: lost.len(), ..Churn::default() };
+    let lost: HashSet<CableKey> = switch_cables(f0)
+        .difference(&switch_cables(f1))
+        .copied()
+        .collect();
+    let mut out = Churn {
+        cables_lost: lost.len(),
+        ..Churn::default()
+    };
     // The first fabric's channels on lost cables.
     let graph = f0.graph();
     let mut on_lost = vec![false; graph.channel_count()];
     for s in graph.ids() {
         for c in graph.cables(s) {
-            let (a, b) = ((f0.switch_node(s).guid, c.port.raw()), (f0.switch_node(c.to).guid, c.far_port.raw()));
+            let (a, b) = (
+                (f0.switch_node(s).guid, c.port.raw()),
+                (f0.switch_node(c.to).guid, c.far_port.raw()),
+            );
             if lost.contains(&if a < b { (a, b) } else { (b, a) }) {
                 on_lost[graph.channel(s, c.port)] = true;
             }
         }
     }
-    let after_switch: HashMap<u64, SwitchId> = f1.switch_ids().map(|s| (f1.switch_node(s).guid, s)).collect();
+    let after_switch: HashMap<u64, SwitchId> = f1
+        .switch_ids()
+        .map(|s| (f1.switch_node(s).guid, s))
+        .collect();
     let lids_after: HashSet<Lid> = f1.lids().map(|(l, _)| l).collect();
     for s in f0.switch_ids() {
-        let Some(&s1) = after_switch.get(&f0.switch_node(s).guid) else { continue };
+        let Some(&s1) = after_switch.get(&f0.switch_node(s).guid) else {
+            continue;
+        };
         for (lid, _) in f0.lids().filter(|(l, _)| lids_after.contains(l)) {
             let (p0, p1) = (t0[s].get(lid), t1[s1].get(lid));
             if p0.is_no_path() || p1.is_no_path() {
@@ -100,11 +119,15 @@ pub fn churn(before: (&Fabric, &[Lft]), after: (&Fabric, &[Lft])) -> Churn {
 /// Whether the route from `s` to `lid` takes a channel marked in `on_lost`.
 fn crosses(fabric: &Fabric, lfts: &[Lft], s: SwitchId, lid: Lid, on_lost: &[bool]) -> bool {
     let graph = fabric.graph();
-    Walk::from_switch(fabric, lfts, s, lid).map_while(Result::ok).any(|hop| {
-        matches!(graph.peer(hop.switch, hop.out_port), Some(Peer::Switch { .. }))
-            && hop.out_port != PortNum::MANAGEMENT
-            && on_lost[graph.channel(hop.switch, hop.out_port)]
-    })
+    Walk::from_switch(fabric, lfts, s, lid)
+        .map_while(Result::ok)
+        .any(|hop| {
+            matches!(
+                graph.peer(hop.switch, hop.out_port),
+                Some(Peer::Switch { .. })
+            ) && hop.out_port != PortNum::MANAGEMENT
+                && on_lost[graph.channel(hop.switch, hop.out_port)]
+        })
 }
 
 #[cfg(test)]
@@ -117,13 +140,17 @@ mod tests {
     fn counts_changed_and_crossed_entries() {
         let ring = |cut: bool| {
             let mut b = crate::FabricBuilder::new();
-            let s: Vec<_> = (0..4).map(|i| b.add_node(crate::NodeKind::Switch, 0x10 + i, format!("s{i}"), 3)).collect();
+            let s: Vec<_> = (0..4)
+                .map(|i| b.add_node(crate::NodeKind::Switch, 0x10 + i, format!("s{i}"), 3))
+                .collect();
             for i in 0..4 {
                 if !(cut && i == 0) {
-                    b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 4], 2)).unwrap();
+                    b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 4], 2))
+                        .unwrap();
                 }
                 let h = b.add_node(crate::NodeKind::Ca, 0x100 + i as u64 * 2, "", 1);
-                b.connect(PortRef::new(h, 1), PortRef::new(s[i], 3)).unwrap();
+                b.connect(PortRef::new(h, 1), PortRef::new(s[i], 3))
+                    .unwrap();
             }
             b.assign_lids_sequential(0).unwrap();
             b.build().unwrap()

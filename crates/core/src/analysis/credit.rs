@@ -32,7 +32,10 @@ pub struct DependencyGraph<'a> {
 
 impl<'a> DependencyGraph<'a> {
     pub fn new(graph: &'a SwitchGraph) -> Self {
-        DependencyGraph { graph, edges: vec![Vec::new(); graph.channel_count() * 16] }
+        DependencyGraph {
+            graph,
+            edges: vec![Vec::new(); graph.channel_count() * 16],
+        }
     }
 
     fn id(&self, c: Channel) -> u32 {
@@ -41,7 +44,11 @@ impl<'a> DependencyGraph<'a> {
 
     fn channel(&self, id: u32) -> Channel {
         let (switch, port) = self.graph.channel_port(id as usize / 16);
-        Channel { switch, port, vl: (id % 16) as u8 }
+        Channel {
+            switch,
+            port,
+            vl: (id % 16) as u8,
+        }
     }
 
     pub fn add(&mut self, from: Channel, to: Channel) {
@@ -81,7 +88,10 @@ impl<'a> DependencyGraph<'a> {
     /// itself then gives the shortest cycle through it.
     pub fn find_cycle(&self) -> Option<Vec<Channel>> {
         let g: DiGraph<(), (), u32> = DiGraph::from_edges(
-            self.edges.iter().enumerate().flat_map(|(a, list)| list.iter().map(move |&b| (a as u32, b))),
+            self.edges
+                .iter()
+                .enumerate()
+                .flat_map(|(a, list)| list.iter().map(move |&b| (a as u32, b))),
         );
         let on_cycle = petgraph::algo::toposort(&g, None).err()?.node_id();
         let mut parent: Vec<u32> = vec![u32::MAX; g.node_count()];
@@ -116,13 +126,20 @@ mod tests {
     #[test]
     fn finds_a_ring_and_not_a_chain() {
         let mut b = FabricBuilder::new();
-        let s: Vec<_> = (0..3).map(|i| b.add_node(NodeKind::Switch, 0x10 + i, "", 2)).collect();
+        let s: Vec<_> = (0..3)
+            .map(|i| b.add_node(NodeKind::Switch, 0x10 + i, "", 2))
+            .collect();
         for i in 0..3 {
-            b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 3], 2)).unwrap();
+            b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 3], 2))
+                .unwrap();
         }
         let f = b.build().unwrap();
         let mut g = DependencyGraph::new(f.graph());
-        let c = |switch: usize, vl| Channel { switch: SwitchId::new(switch), port: PortNum::new(1), vl };
+        let c = |switch: usize, vl| Channel {
+            switch: SwitchId::new(switch),
+            port: PortNum::new(1),
+            vl,
+        };
         g.add(c(0, 0), c(1, 0));
         g.add(c(1, 0), c(2, 0));
         assert!(g.find_cycle().is_none());

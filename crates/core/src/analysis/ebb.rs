@@ -52,8 +52,11 @@ fn ebb_on(
     progress: &(dyn Fn(usize, usize) + Sync),
     threads: usize,
 ) -> f64 {
-    let endpoints: Vec<(PortRef, Lid)> =
-        fabric.end_ports().filter(|(at, _)| !fabric.node(at.node).is_switch()).map(|(at, p)| (at, p.lid)).collect();
+    let endpoints: Vec<(PortRef, Lid)> = fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+        .map(|(at, p)| (at, p.lid))
+        .collect();
     if endpoints.len() < 2 || patterns == 0 {
         return 1.0;
     }
@@ -81,11 +84,16 @@ fn ebb_on(
                     let endpoints = &endpoints;
                     scope.spawn(move || {
                         let mut pattern = Pattern::new(fabric);
-                        part.iter().map(|o| pattern.bandwidth(fabric, routing, endpoints, o, dlid)).collect::<Vec<f64>>()
+                        part.iter()
+                            .map(|o| pattern.bandwidth(fabric, routing, endpoints, o, dlid))
+                            .collect::<Vec<f64>>()
                     })
                 })
                 .collect();
-            workers.into_iter().flat_map(|w| w.join().expect("an EBB thread panicked")).collect()
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("an EBB thread panicked"))
+                .collect()
         });
         // One by one, in pattern order: the same sum one thread makes.
         for v in values {
@@ -105,7 +113,10 @@ struct Pattern {
 
 impl Pattern {
     fn new(fabric: &Fabric) -> Self {
-        Pattern { congestion: vec![0; fabric.graph().channel_count()], paths: Vec::new() }
+        Pattern {
+            congestion: vec![0; fabric.graph().channel_count()],
+            paths: Vec::new(),
+        }
     }
 
     /// The share of full bandwidth the pattern `order` gets: its first
@@ -124,10 +135,11 @@ impl Pattern {
         for i in 0..half {
             let (src, slid) = endpoints[order[i]];
             let (_, base) = endpoints[order[half + i]];
-            let path: Option<Vec<usize>> = Walk::from_port(fabric, &routing.lfts, src, dlid(slid, base))
-                .map(|hop| hop.map(|h| graph.channel(h.switch, h.out_port)))
-                .collect::<Result<_, _>>()
-                .ok();
+            let path: Option<Vec<usize>> =
+                Walk::from_port(fabric, &routing.lfts, src, dlid(slid, base))
+                    .map(|hop| hop.map(|h| graph.channel(h.switch, h.out_port)))
+                    .collect::<Result<_, _>>()
+                    .ok();
             if let Some(p) = &path {
                 for &c in p {
                     self.congestion[c] += 1;
@@ -137,7 +149,12 @@ impl Pattern {
         }
         let mut delivered = 0.0;
         for path in self.paths.iter().flatten() {
-            let worst = path.iter().map(|&c| self.congestion[c]).max().unwrap_or(1).max(1);
+            let worst = path
+                .iter()
+                .map(|&c| self.congestion[c])
+                .max()
+                .unwrap_or(1)
+                .max(1);
             delivered += 1.0 / worst as f64;
         }
         for path in self.paths.iter().flatten() {
@@ -160,16 +177,20 @@ mod tests {
         let mut b = FabricBuilder::new();
         let n = hosts.len();
         let radix = hosts.iter().max().copied().unwrap_or(0) as u8 + 2;
-        let sw: Vec<_> = (0..n).map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, "", radix)).collect();
+        let sw: Vec<_> = (0..n)
+            .map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, "", radix))
+            .collect();
         for i in 1..n {
             // Port 1 goes left, port 2 right.
-            b.connect(PortRef::new(sw[i - 1], 2), PortRef::new(sw[i], 1)).unwrap();
+            b.connect(PortRef::new(sw[i - 1], 2), PortRef::new(sw[i], 1))
+                .unwrap();
         }
         let mut where_ = Vec::new();
         for (i, &h) in hosts.iter().enumerate() {
             for k in 0..h {
                 let ca = b.add_node(NodeKind::Ca, 0x1000 + (i * 16 + k) as u64 * 2, "", 1);
-                b.connect(PortRef::new(ca, 1), PortRef::new(sw[i], (k + 3) as u8)).unwrap();
+                b.connect(PortRef::new(ca, 1), PortRef::new(sw[i], (k + 3) as u8))
+                    .unwrap();
                 where_.push((ca, i, (k + 3) as u8));
             }
         }
@@ -179,10 +200,27 @@ mod tests {
         for &(ca, at, port) in &where_ {
             let lid = f.node(ca).port(1).unwrap().lid;
             for (s, lft) in lfts.iter_mut().enumerate() {
-                lft.set(lid, crate::fabric::PortNum::new(if s == at { port } else if s < at { 2 } else { 1 }));
+                lft.set(
+                    lid,
+                    crate::fabric::PortNum::new(if s == at {
+                        port
+                    } else if s < at {
+                        2
+                    } else {
+                        1
+                    }),
+                );
             }
         }
-        (f, Routing { engine: "t".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) })
+        (
+            f,
+            Routing {
+                engine: "t".into(),
+                lfts,
+                sl2vl: None,
+                path_sl: PathSl::Uniform(0),
+            },
+        )
     }
 
     #[test]

@@ -49,13 +49,22 @@ type Link = (SwitchId, PortNum);
 
 /// The inter-switch hops (switch, out-port, cable) from switch `s` to LID
 /// `dlid`; None if the tables do not deliver it.
-fn trace_links(fabric: &Fabric, routing: &Routing, s: SwitchId, dlid: Lid) -> Option<Vec<(SwitchId, PortNum, Link)>> {
+fn trace_links(
+    fabric: &Fabric,
+    routing: &Routing,
+    s: SwitchId,
+    dlid: Lid,
+) -> Option<Vec<(SwitchId, PortNum, Link)>> {
     let graph = fabric.graph();
     let mut links = Vec::new();
     for hop in Walk::from_switch(fabric, &routing.lfts, s, dlid) {
         let hop = hop.ok()?;
         if let Some(Peer::Switch { switch, port }) = graph.peer(hop.switch, hop.out_port) {
-            links.push((hop.switch, hop.out_port, (hop.switch, hop.out_port).min((switch, port))));
+            links.push((
+                hop.switch,
+                hop.out_port,
+                (hop.switch, hop.out_port).min((switch, port)),
+            ));
         }
     }
     Some(links)
@@ -75,8 +84,13 @@ fn most_disjoint(paths: &[Vec<Link>]) -> usize {
         }
         return chosen.len();
     }
-    let conflicts: Vec<u32> =
-        (0..n).map(|a| (0..n).filter(|&b| b != a && clash(a, b)).fold(0, |m, b| m | 1 << b)).collect();
+    let conflicts: Vec<u32> = (0..n)
+        .map(|a| {
+            (0..n)
+                .filter(|&b| b != a && clash(a, b))
+                .fold(0, |m, b| m | 1 << b)
+        })
+        .collect();
     (0u32..1 << n)
         .filter(|set| (0..n).all(|a| set & (1 << a) == 0 || conflicts[a] & set == 0))
         .map(u32::count_ones)
@@ -93,7 +107,9 @@ pub fn layer_report(fabric: &Fabric, routing: &Routing) -> LayerReport {
         if fabric.node(at.node).is_switch() {
             continue;
         }
-        let Some(s) = fabric.lid_switch(port.lid) else { continue };
+        let Some(s) = fabric.lid_switch(port.lid) else {
+            continue;
+        };
         if dest[s].is_none_or(|(lid, _)| port.lid < lid) {
             dest[s] = Some((port.lid, port.lid_count()));
         }
@@ -106,7 +122,10 @@ pub fn layer_report(fabric: &Fabric, routing: &Routing) -> LayerReport {
         disjoint: BTreeMap::new(),
         undelivered: 0,
     };
-    let ends: Vec<(SwitchId, (Lid, u32))> = fabric.switch_ids().filter_map(|s| dest[s].map(|d| (s, d))).collect();
+    let ends: Vec<(SwitchId, (Lid, u32))> = fabric
+        .switch_ids()
+        .filter_map(|s| dest[s].map(|d| (s, d)))
+        .collect();
     let mut paths: Vec<Vec<Link>> = Vec::with_capacity(layers);
     for &(s, _) in &ends {
         for &(_, (base, count)) in ends.iter().filter(|&&(d, _)| d != s) {
@@ -136,9 +155,21 @@ pub fn layer_report(fabric: &Fabric, routing: &Routing) -> LayerReport {
     // Only channels that are inter-switch links count in the histogram.
     let is_link: Vec<bool> = graph
         .ids()
-        .flat_map(|s| graph.peers(s).iter().enumerate().map(|(p, peer)| p != 0 && matches!(peer, Some(Peer::Switch { .. }))))
+        .flat_map(|s| {
+            graph
+                .peers(s)
+                .iter()
+                .enumerate()
+                .map(|(p, peer)| p != 0 && matches!(peer, Some(Peer::Switch { .. })))
+        })
         .collect();
-    report.channel_paths = report.channel_paths.iter().zip(&is_link).filter(|(_, &l)| l).map(|(&c, _)| c).collect();
+    report.channel_paths = report
+        .channel_paths
+        .iter()
+        .zip(&is_link)
+        .filter(|(_, &l)| l)
+        .map(|(&c, _)| c)
+        .collect();
     report
 }
 

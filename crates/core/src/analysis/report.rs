@@ -69,12 +69,21 @@ pub fn analyze(fabric: &Fabric, routing: &Routing) -> Report {
 /// `analyze`, on all cores, calling `progress(done, total)` as groups of
 /// sources are traced. The result does not depend on the number of
 /// threads.
-pub fn analyze_with_progress(fabric: &Fabric, routing: &Routing, progress: &(dyn Fn(usize, usize) + Sync)) -> Report {
+pub fn analyze_with_progress(
+    fabric: &Fabric,
+    routing: &Routing,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Report {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     analyze_on(fabric, routing, progress, cores)
 }
 
-fn analyze_on(fabric: &Fabric, routing: &Routing, progress: &(dyn Fn(usize, usize) + Sync), threads: usize) -> Report {
+fn analyze_on(
+    fabric: &Fabric,
+    routing: &Routing,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    threads: usize,
+) -> Report {
     let graph = fabric.graph();
     let groups = source_groups(fabric, routing);
     let dlids: Vec<(Lid, PortRef)> = fabric.ca_lids().collect();
@@ -95,7 +104,10 @@ fn analyze_on(fabric: &Fabric, routing: &Routing, progress: &(dyn Fn(usize, usiz
                 })
             })
             .collect();
-        workers.into_iter().map(|w| w.join().expect("a tracing thread panicked")).collect()
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a tracing thread panicked"))
+            .collect()
     });
     let mut report = Report {
         routes: 0,
@@ -151,10 +163,17 @@ fn source_groups(fabric: &Fabric, routing: &Routing) -> Vec<SourceGroup> {
             if fabric.node(remote.node).is_switch() {
                 continue;
             }
-            let Some(slid) = fabric.port(remote).map(|p| p.lid).filter(|l| !l.is_none()) else { continue };
+            let Some(slid) = fabric.port(remote).map(|p| p.lid).filter(|l| !l.is_none()) else {
+                continue;
+            };
             let key: Vec<[u8; 16]> = if shared_sl {
                 (0..graph.port_slots(s))
-                    .map(|o| routing.sl2vl.as_ref().map_or(ALL_VL0, |t| *t.switch_table(s, port, PortNum::new(o as u8))))
+                    .map(|o| {
+                        routing
+                            .sl2vl
+                            .as_ref()
+                            .map_or(ALL_VL0, |t| *t.switch_table(s, port, PortNum::new(o as u8)))
+                    })
                     .collect()
             } else {
                 vec![[port.raw(); 16]] // every source on its own
@@ -181,7 +200,10 @@ fn trace_groups<'a>(
 ) -> Partial<'a> {
     let graph = fabric.graph();
     let vl_of = |s: SwitchId, inp: PortNum, out: PortNum, sl: u8| -> u8 {
-        routing.sl2vl.as_ref().map_or(ALL_VL0[sl as usize & 0xf], |t| t.vl(s, inp, out, sl))
+        routing
+            .sl2vl
+            .as_ref()
+            .map_or(ALL_VL0[sl as usize & 0xf], |t| t.vl(s, inp, out, sl))
     };
     let mut out = Partial {
         routes: 0,
@@ -214,7 +236,11 @@ fn trace_groups<'a>(
                 };
                 let vl = vl_of(hop.switch, hop.in_port, hop.out_port, sl);
                 out.vls[vl as usize & 0xf] = true;
-                let here = Channel { switch: hop.switch, port: hop.out_port, vl };
+                let here = Channel {
+                    switch: hop.switch,
+                    port: hop.out_port,
+                    vl,
+                };
                 if let Some(p) = prev {
                     out.deps.add(p, here);
                     out.load[graph.channel(p.switch, p.port)] += weight;
@@ -226,7 +252,10 @@ fn trace_groups<'a>(
                 Some(e) => {
                     let entry = out.failures.entry(e.kind()).or_insert((0, String::new()));
                     if entry.0 == 0 {
-                        entry.1 = format!("{} -> LID {dlid}: {e}", crate::fabric::describe(fabric.node(src.node)));
+                        entry.1 = format!(
+                            "{} -> LID {dlid}: {e}",
+                            crate::fabric::describe(fabric.node(src.node))
+                        );
                     }
                     entry.0 += weight;
                 }
@@ -270,7 +299,9 @@ mod tests {
         r.sl2vl = None;
         let rep = analyze(&f, &r);
         assert!(rep.delivered());
-        let cycle = rep.credit_loop.expect("a Dragonfly routed minimally on one VL has credit loops");
+        let cycle = rep
+            .credit_loop
+            .expect("a Dragonfly routed minimally on one VL has credit loops");
         assert!(cycle.len() >= 3);
         assert!(cycle.iter().all(|c| c.vl == 0));
     }
@@ -284,13 +315,19 @@ mod tests {
         r.sl2vl = None;
         let victim = f.ca_lids().nth(5).unwrap().0;
         r.lfts[3].set(victim, crate::routing::NO_PATH);
-        let (one, three) = (analyze_on(&f, &r, &|_, _| {}, 1), analyze_on(&f, &r, &|_, _| {}, 3));
+        let (one, three) = (
+            analyze_on(&f, &r, &|_, _| {}, 1),
+            analyze_on(&f, &r, &|_, _| {}, 3),
+        );
         assert_eq!(one.routes, three.routes);
         assert_eq!(one.failures, three.failures);
         assert!(!one.failures.is_empty());
         assert_eq!(one.hops, three.hops);
         assert_eq!(one.channel_load, three.channel_load);
-        assert_eq!((one.sls_used, one.vls_used), (three.sls_used, three.vls_used));
+        assert_eq!(
+            (one.sls_used, one.vls_used),
+            (three.sls_used, three.vls_used)
+        );
         assert_eq!(one.dependencies, three.dependencies);
         assert!(one.credit_loop.is_some());
         assert_eq!(one.credit_loop, three.credit_loop);
@@ -322,11 +359,23 @@ mod tests {
             let slid = f.port(crate::fabric::PortRef::new(src, 1)).unwrap().lid;
             for (dlid, _) in f.ca_lids() {
                 let sl = r.path_sl.sl(slid, dlid);
-                let hops = crate::routing::walk::trace(f, &r.lfts, crate::fabric::PortRef::new(src, 1), dlid).unwrap();
+                let hops = crate::routing::walk::trace(
+                    f,
+                    &r.lfts,
+                    crate::fabric::PortRef::new(src, 1),
+                    dlid,
+                )
+                .unwrap();
                 let channels: Vec<_> = hops
                     .iter()
                     .filter(|h| f.graph().switch_behind(h.switch, h.out_port).is_some())
-                    .map(|h| (h.switch, h.out_port.raw(), sl2vl.vl(h.switch, h.in_port, h.out_port, sl)))
+                    .map(|h| {
+                        (
+                            h.switch,
+                            h.out_port.raw(),
+                            sl2vl.vl(h.switch, h.in_port, h.out_port, sl),
+                        )
+                    })
                     .collect();
                 for w in channels.windows(2) {
                     next.entry(w[0]).or_default().insert(w[1]);
@@ -335,7 +384,11 @@ mod tests {
         }
         // 0 unseen, 1 on the stack, 2 done.
         let mut state: HashMap<Channel, u8> = HashMap::new();
-        fn visit(c: Channel, next: &HashMap<Channel, HashSet<Channel>>, state: &mut HashMap<Channel, u8>) -> bool {
+        fn visit(
+            c: Channel,
+            next: &HashMap<Channel, HashSet<Channel>>,
+            state: &mut HashMap<Channel, u8>,
+        ) -> bool {
             state.insert(c, 1);
             for &d in next.get(&c).into_iter().flatten() {
                 match state.get(&d).copied().unwrap_or(0) {
@@ -348,7 +401,9 @@ mod tests {
             false
         }
         let starts: Vec<_> = next.keys().copied().collect();
-        starts.into_iter().any(|c| state.get(&c).copied().unwrap_or(0) == 0 && visit(c, &next, &mut state))
+        starts
+            .into_iter()
+            .any(|c| state.get(&c).copied().unwrap_or(0) == 0 && visit(c, &next, &mut state))
     }
 
     /// Random per-port SL2VL tables (as some engines and QoS policies
@@ -369,7 +424,10 @@ mod tests {
             for s in f.switch_ids() {
                 let ports = f.switch_node(s).port_slots() as u8;
                 for (i, o) in (0..ports).flat_map(|i| (0..ports).map(move |o| (i, o))) {
-                    let (i, o) = (crate::fabric::PortNum::new(i), crate::fabric::PortNum::new(o));
+                    let (i, o) = (
+                        crate::fabric::PortNum::new(i),
+                        crate::fabric::PortNum::new(o),
+                    );
                     let mut table = *figure_8.switch_table(s, i, o);
                     for vl in table.iter_mut() {
                         if rng.unit() < chance {
@@ -380,9 +438,16 @@ mod tests {
                 }
             }
             if seed == 12 {
-                assert!(sl2vl.distinct_tables() > 1000, "{}", sl2vl.distinct_tables());
+                assert!(
+                    sl2vl.distinct_tables() > 1000,
+                    "{}",
+                    sl2vl.distinct_tables()
+                );
             }
-            let r = Routing { sl2vl: Some(sl2vl), ..dla.clone() };
+            let r = Routing {
+                sl2vl: Some(sl2vl),
+                ..dla.clone()
+            };
             let found = analyze(&f, &r).credit_loop.is_some();
             assert_eq!(found, brute_force_loop(&f, &r), "seed {seed}");
             if found {
@@ -391,6 +456,9 @@ mod tests {
                 free += 1;
             }
         }
-        assert!(loops > 0 && free > 0, "both verdicts occur: {loops} with loops, {free} without");
+        assert!(
+            loops > 0 && free > 0,
+            "both verdicts occur: {loops} with loops, {free} without"
+        );
     }
 }

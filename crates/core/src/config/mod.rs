@@ -45,7 +45,11 @@ impl fmt::Display for ConfigError {
         match (self.line, self.key.is_empty()) {
             (0, _) => write!(f, "{}: {}", self.file, self.message),
             (line, true) => write!(f, "{}:{line}: {}", self.file, self.message),
-            (line, false) => write!(f, "{}:{line}: key '{}': {}", self.file, self.key, self.message),
+            (line, false) => write!(
+                f,
+                "{}:{line}: key '{}': {}",
+                self.file, self.key, self.message
+            ),
         }
     }
 }
@@ -80,7 +84,10 @@ impl Settings {
     /// Parses configuration text; `source` names it in messages.
     /// `known_sections` are the names a key may start with.
     pub fn parse(text: &str, source: &str, known_sections: &[&str]) -> Self {
-        let mut settings = Settings { source: source.to_string(), ..Settings::default() };
+        let mut settings = Settings {
+            source: source.to_string(),
+            ..Settings::default()
+        };
         let mut first_line: BTreeMap<String, usize> = BTreeMap::new();
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
@@ -99,10 +106,16 @@ impl Settings {
                 section: section.map(str::to_string),
                 message,
             };
-            let Some((section, option)) = key.split_once('.').filter(|(s, o)| !s.is_empty() && !o.is_empty()) else {
+            let Some((section, option)) = key
+                .split_once('.')
+                .filter(|(s, o)| !s.is_empty() && !o.is_empty())
+            else {
                 settings.errors.push(error(
                     None,
-                    format!("keys are SECTION.option (e.g. dla.sl); sections are {}", known_sections.join(", ")),
+                    format!(
+                        "keys are SECTION.option (e.g. dla.sl); sections are {}",
+                        known_sections.join(", ")
+                    ),
                 ));
                 continue;
             };
@@ -114,7 +127,9 @@ impl Settings {
                 continue;
             }
             if value.is_empty() {
-                settings.errors.push(error(Some(section), "has no value".to_string()));
+                settings
+                    .errors
+                    .push(error(Some(section), "has no value".to_string()));
                 continue;
             }
             if let Some(first) = first_line.insert(key.to_string(), line) {
@@ -124,11 +139,15 @@ impl Settings {
                 ));
                 continue;
             }
-            settings.sections.entry(section.to_string()).or_default().push(Entry {
-                option: option.to_string(),
-                value: value.to_string(),
-                line,
-            });
+            settings
+                .sections
+                .entry(section.to_string())
+                .or_default()
+                .push(Entry {
+                    option: option.to_string(),
+                    value: value.to_string(),
+                    line,
+                });
         }
         settings
     }
@@ -142,7 +161,13 @@ impl Settings {
         let fail = |message: String| Settings {
             source: source.clone(),
             sections: BTreeMap::new(),
-            errors: vec![ConfigError { file: source.clone(), line: 0, key: String::new(), section: None, message }],
+            errors: vec![ConfigError {
+                file: source.clone(),
+                line: 0,
+                key: String::new(),
+                section: None,
+                message,
+            }],
         };
         match std::fs::metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => Settings::defaults(),
@@ -177,8 +202,13 @@ impl Settings {
     /// Problems of the file as a whole and of `section`'s lines that the
     /// file alone shows (duplicates, empty values); bad values and
     /// unknown options come from reading the section.
-    pub fn errors_for<'a>(&'a self, section: &'a str) -> impl Iterator<Item = &'a ConfigError> + 'a {
-        self.errors.iter().filter(move |e| e.section.as_deref().is_none_or(|s| s == section))
+    pub fn errors_for<'a>(
+        &'a self,
+        section: &'a str,
+    ) -> impl Iterator<Item = &'a ConfigError> + 'a {
+        self.errors
+            .iter()
+            .filter(move |e| e.section.as_deref().is_none_or(|s| s == section))
     }
 
     /// Every problem the file itself shows.
@@ -188,12 +218,18 @@ impl Settings {
 
     /// The lines of `name`'s section, for its owner to read.
     pub fn section<'a>(&'a self, name: &'a str) -> Section<'a> {
-        Section::new(&self.source, name, self.sections.get(name).map(Vec::as_slice).unwrap_or(&[]))
+        Section::new(
+            &self.source,
+            name,
+            self.sections.get(name).map(Vec::as_slice).unwrap_or(&[]),
+        )
     }
 
     /// Every key set in the file, as `SECTION.option`.
     pub fn keys(&self) -> impl Iterator<Item = String> + '_ {
-        self.sections.iter().flat_map(|(s, entries)| entries.iter().map(move |e| format!("{s}.{}", e.option)))
+        self.sections
+            .iter()
+            .flat_map(|(s, entries)| entries.iter().map(move |e| format!("{s}.{}", e.option)))
     }
 }
 
@@ -208,7 +244,11 @@ mod tests {
         let missing = Path::new("/nonexistent/osmroute.conf");
         assert_eq!(Settings::load(missing, false, KNOWN), Settings::defaults());
         let named = Settings::load(missing, true, KNOWN);
-        assert!(named.errors()[0].to_string().contains("no such file"), "{:?}", named.errors());
+        assert!(
+            named.errors()[0].to_string().contains("no such file"),
+            "{:?}",
+            named.errors()
+        );
         assert_eq!(named.errors_for("dla").count(), 1, "every engine declines");
     }
 
@@ -217,31 +257,62 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("osmroute-config-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let s = Settings::load(&dir, true, KNOWN);
-        assert!(s.errors()[0].message.contains("not a regular file"), "{:?}", s.errors());
+        assert!(
+            s.errors()[0].message.contains("not a regular file"),
+            "{:?}",
+            s.errors()
+        );
         let fifo = dir.join("fifo");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|st| st.success());
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|st| st.success());
         assert!(made, "mkfifo {} failed", fifo.display());
         // Opening a FIFO for reading would block until a writer came.
         let s = Settings::load(&fifo, true, KNOWN);
-        assert!(s.errors()[0].message.contains("not a regular file"), "{:?}", s.errors());
+        assert!(
+            s.errors()[0].message.contains("not a regular file"),
+            "{:?}",
+            s.errors()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn both_separators_and_comments() {
-        let s = Settings::parse("# c\ndla.sl = 4 # trailing\n\npssp.seed 3\n", "t.conf", KNOWN);
+        let s = Settings::parse(
+            "# c\ndla.sl = 4 # trailing\n\npssp.seed 3\n",
+            "t.conf",
+            KNOWN,
+        );
         assert!(s.errors().is_empty(), "{:?}", s.errors());
         assert_eq!(s.keys().collect::<Vec<_>>(), vec!["dla.sl", "pssp.seed"]);
     }
 
     #[test]
     fn duplicates_unknown_sections_and_bare_words_are_errors() {
-        let s = Settings::parse("dla.sl 3\ndla.sl 4\ndal.sl 1\nfoo\ndla.groups\n", "/etc/x.conf", KNOWN);
+        let s = Settings::parse(
+            "dla.sl 3\ndla.sl 4\ndal.sl 1\nfoo\ndla.groups\n",
+            "/etc/x.conf",
+            KNOWN,
+        );
         let messages: Vec<String> = s.errors().iter().map(ToString::to_string).collect();
-        assert!(messages[0].starts_with("/etc/x.conf:2: key 'dla.sl': is set twice (first on line 1)"), "{messages:?}");
-        assert!(messages[1].contains("unknown section 'dal'"), "{messages:?}");
-        assert!(messages[2].contains("keys are SECTION.option"), "{messages:?}");
-        assert!(messages[3].contains("'dla.groups': has no value"), "{messages:?}");
+        assert!(
+            messages[0].starts_with("/etc/x.conf:2: key 'dla.sl': is set twice (first on line 1)"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].contains("unknown section 'dal'"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[2].contains("keys are SECTION.option"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[3].contains("'dla.groups': has no value"),
+            "{messages:?}"
+        );
         // Unknown sections and bare words hit every engine; the rest theirs.
         assert_eq!(s.errors_for("dla").count(), 4);
         assert_eq!(s.errors_for("pssp").count(), 2);

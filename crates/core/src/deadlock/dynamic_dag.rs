@@ -104,7 +104,11 @@ impl DynamicDag {
         let mut stack = vec![start];
         self.seen[start as usize] = stamp;
         while let Some(x) = stack.pop() {
-            let next = if forward { &self.out[x as usize] } else { &self.inn[x as usize] };
+            let next = if forward {
+                &self.out[x as usize]
+            } else {
+                &self.inn[x as usize]
+            };
             for &y in next {
                 let o = self.ord[y as usize];
                 if forward && o == bound {
@@ -129,7 +133,11 @@ impl DynamicDag {
     fn reorder(&mut self, mut backward: Vec<u32>, mut forward: Vec<u32>) {
         backward.sort_unstable_by_key(|&n| self.ord[n as usize]);
         forward.sort_unstable_by_key(|&n| self.ord[n as usize]);
-        let mut slots: Vec<u32> = backward.iter().chain(&forward).map(|&n| self.ord[n as usize]).collect();
+        let mut slots: Vec<u32> = backward
+            .iter()
+            .chain(&forward)
+            .map(|&n| self.ord[n as usize])
+            .collect();
         slots.sort_unstable();
         for (&n, &slot) in backward.iter().chain(&forward).zip(&slots) {
             self.ord[n as usize] = slot;
@@ -161,7 +169,11 @@ mod tests {
         for (budget, accepted) in [(usize::MAX, true), (2, false)] {
             let mut g = DynamicDag::new(6).with_search_budget(budget);
             for i in 1..5 {
-                assert_eq!(g.insert(i, i + 1), Ok(true), "consistent with the order: no search");
+                assert_eq!(
+                    g.insert(i, i + 1),
+                    Ok(true),
+                    "consistent with the order: no search"
+                );
             }
             // 5 -> 0 closes no cycle, but 0 sits before 5 in the order and
             // the repair has to move 1..=5: five nodes.

@@ -40,14 +40,23 @@ pub struct HopVlPlan {
 const FROM_CA: u8 = u8::MAX;
 
 fn key(hop: &PlannedHop, sl: u8) -> (u32, u8, u8, u8) {
-    (hop.switch.idx() as u32, hop.in_port.map_or(FROM_CA, |p| p.raw()), hop.out_port.raw(), sl)
+    (
+        hop.switch.idx() as u32,
+        hop.in_port.map_or(FROM_CA, |p| p.raw()),
+        hop.out_port.raw(),
+        sl,
+    )
 }
 
 impl HopVlPlan {
     /// A plan over the SLs `spare` (tried in this order).
     pub fn new(spare: Vec<u8>) -> Self {
         let used = vec![false; spare.len()];
-        HopVlPlan { spare, entries: HashMap::new(), used }
+        HopVlPlan {
+            spare,
+            entries: HashMap::new(),
+            used,
+        }
     }
 
     /// The first spare SL under which every hop of the path can get its
@@ -55,7 +64,8 @@ impl HopVlPlan {
     /// of these hops to another VL.
     pub fn place(&mut self, hops: &[PlannedHop]) -> Option<u8> {
         let (i, sl) = self.spare.iter().copied().enumerate().find(|&(_, sl)| {
-            hops.iter().all(|h| self.entries.get(&key(h, sl)).is_none_or(|&vl| vl == h.vl))
+            hops.iter()
+                .all(|h| self.entries.get(&key(h, sl)).is_none_or(|&vl| vl == h.vl))
         })?;
         for h in hops {
             self.entries.insert(key(h, sl), h.vl);
@@ -110,15 +120,26 @@ mod tests {
     use super::*;
 
     fn hop(s: usize, inp: Option<u8>, out: u8, vl: u8) -> PlannedHop {
-        PlannedHop { switch: SwitchId::new(s), in_port: inp.map(PortNum::new), out_port: PortNum::new(out), vl }
+        PlannedHop {
+            switch: SwitchId::new(s),
+            in_port: inp.map(PortNum::new),
+            out_port: PortNum::new(out),
+            vl,
+        }
     }
 
     #[test]
     fn contradicting_paths_get_different_sls_and_agreeing_ones_share() {
         let mut plan = HopVlPlan::new(vec![3, 4]);
-        assert_eq!(plan.place(&[hop(0, None, 1, 0), hop(1, Some(2), 3, 1)]), Some(3));
+        assert_eq!(
+            plan.place(&[hop(0, None, 1, 0), hop(1, Some(2), 3, 1)]),
+            Some(3)
+        );
         // Agrees with the first path where they meet: same SL.
-        assert_eq!(plan.place(&[hop(1, Some(2), 3, 1), hop(2, Some(1), 4, 2)]), Some(3));
+        assert_eq!(
+            plan.place(&[hop(1, Some(2), 3, 1), hop(2, Some(1), 4, 2)]),
+            Some(3)
+        );
         // Wants VL 2 where SL 3 already means VL 1: the next SL.
         assert_eq!(plan.place(&[hop(1, Some(2), 3, 2)]), Some(4));
         // Contradicts both: no SL left.

@@ -48,7 +48,11 @@ pub enum LayeringError {
     /// The tables do not deliver: a routing bug, not a layering problem.
     Undeliverable { switch: SwitchId, dlid: Lid },
     /// More layers would be needed than `max_layers`.
-    OutOfLayers { max_layers: u8, placed: u64, paths: u64 },
+    OutOfLayers {
+        max_layers: u8,
+        placed: u64,
+        paths: u64,
+    },
 }
 
 impl std::fmt::Display for LayeringError {
@@ -83,7 +87,9 @@ fn chain(fabric: &Fabric, lfts: &[Lft], x: SwitchId, dlid: Lid, out: &mut Vec<u3
                     out.push(graph.channel(hop.switch, hop.out_port) as u32);
                 }
             }
-            Err(Undelivered::BlackHole { switch, port }) if switch == x && port.is_no_path() => return Some(()),
+            Err(Undelivered::BlackHole { switch, port }) if switch == x && port.is_no_path() => {
+                return Some(())
+            }
             Err(_) => return None,
         }
     }
@@ -111,7 +117,8 @@ impl Placer {
     /// Adds all of `path`'s dependencies to `layer`, or none of them.
     fn try_layer(&mut self, layer: usize, path: &[u32]) -> bool {
         if layer == self.layers.len() {
-            self.layers.push(DynamicDag::new(self.channels).with_search_budget(SEARCH_BUDGET));
+            self.layers
+                .push(DynamicDag::new(self.channels).with_search_budget(SEARCH_BUDGET));
             self.refused.push(HashSet::new());
         }
         let refused = &mut self.refused[layer];
@@ -144,7 +151,9 @@ impl Placer {
             return Some(preferred.unwrap_or(0)); // no dependency: fits anywhere
         }
         let from = preferred.unwrap_or(0);
-        (from..self.max_layers).chain(0..from).find(|&layer| self.try_layer(layer, path))
+        (from..self.max_layers)
+            .chain(0..from)
+            .find(|&layer| self.try_layer(layer, path))
     }
 }
 
@@ -155,7 +164,12 @@ impl Placer {
 /// tries first the layer of the path it continues (from its next switch):
 /// that layer holds all of its dependencies but the first, so most paths
 /// add one dependency and need no cycle search at all.
-pub fn assign_layers(fabric: &Fabric, lfts: &[Lft], order: &[Lid], opts: &LayerOptions) -> Result<Layering, LayeringError> {
+pub fn assign_layers(
+    fabric: &Fabric,
+    lfts: &[Lft],
+    order: &[Lid],
+    opts: &LayerOptions,
+) -> Result<Layering, LayeringError> {
     let graph = fabric.graph();
     let switches = fabric.switch_count();
     // Sources: switches with CAs, in switch-id (GUID) order.
@@ -168,8 +182,13 @@ pub fn assign_layers(fabric: &Fabric, lfts: &[Lft], order: &[Lid], opts: &LayerO
         }
     }
     let max_layers = opts.max_layers.max(1) as usize;
-    let mut placer =
-        Placer { channels: graph.channel_count(), max_layers, layers: Vec::new(), refused: Vec::new(), added: Vec::new() };
+    let mut placer = Placer {
+        channels: graph.channel_count(),
+        max_layers,
+        layers: Vec::new(),
+        refused: Vec::new(),
+        added: Vec::new(),
+    };
     let mut sls = SwitchSls::new(fabric);
     let (mut paths, mut unplaced) = (0u64, 0u64);
     let mut per_layer: Vec<u64> = vec![0; max_layers];
@@ -183,7 +202,8 @@ pub fn assign_layers(fabric: &Fabric, lfts: &[Lft], order: &[Lid], opts: &LayerO
         chains.clear();
         spans.clear();
         for &x in &sources {
-            chain(fabric, lfts, x, dlid, &mut path).ok_or(LayeringError::Undeliverable { switch: x, dlid })?;
+            chain(fabric, lfts, x, dlid, &mut path)
+                .ok_or(LayeringError::Undeliverable { switch: x, dlid })?;
             spans.push((x, chains.len(), path.len()));
             chains.extend_from_slice(&path);
         }
@@ -191,7 +211,9 @@ pub fn assign_layers(fabric: &Fabric, lfts: &[Lft], order: &[Lid], opts: &LayerO
         for &(x, start, len) in &spans {
             let path = &chains[start..start + len];
             paths += 1;
-            let preferred = (len >= 2).then(|| layer_at[leads_to[path[0] as usize] as usize]).filter(|&l| l != usize::MAX);
+            let preferred = (len >= 2)
+                .then(|| layer_at[leads_to[path[0] as usize] as usize])
+                .filter(|&l| l != usize::MAX);
             let layer = match placer.place(path, preferred) {
                 Some(l) => l,
                 None if opts.best_effort => {
@@ -215,9 +237,21 @@ pub fn assign_layers(fabric: &Fabric, lfts: &[Lft], order: &[Lid], opts: &LayerO
         }
     }
     let layers_needed = per_layer.iter().rposition(|&n| n > 0).map_or(1, |i| i + 1) as u8;
-    let mut layering = Layering { sls, layers_needed, layers_used: layers_needed, unplaced_paths: unplaced, paths };
+    let mut layering = Layering {
+        sls,
+        layers_needed,
+        layers_used: layers_needed,
+        unplaced_paths: unplaced,
+        paths,
+    };
     if opts.balance && (layers_needed as usize) < max_layers && unplaced == 0 {
-        balance(&mut layering, &sources, order, &per_layer[..layers_needed as usize], max_layers);
+        balance(
+            &mut layering,
+            &sources,
+            order,
+            &per_layer[..layers_needed as usize],
+            max_layers,
+        );
     }
     Ok(layering)
 }
@@ -226,7 +260,12 @@ pub fn assign_layers(fabric: &Fabric, lfts: &[Lft], order: &[Lid], opts: &LayerO
 /// given, each in the lowest of `max_layers` layers where its
 /// dependencies close no cycle: for engines that give most paths lanes of
 /// their own and layer only the rest. The layer of each path.
-pub fn place_paths(fabric: &Fabric, lfts: &[Lft], paths: &[(SwitchId, Lid)], max_layers: u8) -> Result<Vec<u8>, LayeringError> {
+pub fn place_paths(
+    fabric: &Fabric,
+    lfts: &[Lft],
+    paths: &[(SwitchId, Lid)],
+    max_layers: u8,
+) -> Result<Vec<u8>, LayeringError> {
     let max_layers = max_layers.max(1) as usize;
     let mut placer = Placer {
         channels: fabric.graph().channel_count(),
@@ -238,12 +277,15 @@ pub fn place_paths(fabric: &Fabric, lfts: &[Lft], paths: &[(SwitchId, Lid)], max
     let mut chain_of = Vec::with_capacity(16);
     let mut placed = Vec::with_capacity(paths.len());
     for &(x, dlid) in paths {
-        chain(fabric, lfts, x, dlid, &mut chain_of).ok_or(LayeringError::Undeliverable { switch: x, dlid })?;
-        let layer = placer.place(&chain_of, None).ok_or(LayeringError::OutOfLayers {
-            max_layers: max_layers as u8,
-            placed: placed.len() as u64,
-            paths: paths.len() as u64,
-        })?;
+        chain(fabric, lfts, x, dlid, &mut chain_of)
+            .ok_or(LayeringError::Undeliverable { switch: x, dlid })?;
+        let layer = placer
+            .place(&chain_of, None)
+            .ok_or(LayeringError::OutOfLayers {
+                max_layers: max_layers as u8,
+                placed: placed.len() as u64,
+                paths: paths.len() as u64,
+            })?;
         placed.push(layer as u8);
     }
     Ok(placed)
@@ -256,13 +298,22 @@ fn total_paths(sources: &[SwitchId], order: &[Lid]) -> u64 {
 /// Gives each free layer to the layer with the most paths per share, then
 /// moves whole destinations of every split layer round-robin onto its
 /// shares.
-fn balance(layering: &mut Layering, sources: &[SwitchId], order: &[Lid], per_layer: &[u64], max_layers: usize) {
+fn balance(
+    layering: &mut Layering,
+    sources: &[SwitchId],
+    order: &[Lid],
+    per_layer: &[u64],
+    max_layers: usize,
+) {
     let used = per_layer.len();
     let mut shares: Vec<Vec<u8>> = (0..used).map(|l| vec![l as u8]).collect();
     for free in used..max_layers {
         let fullest = (0..used)
             .max_by(|&a, &b| {
-                let (x, y) = (per_layer[a] as f64 / shares[a].len() as f64, per_layer[b] as f64 / shares[b].len() as f64);
+                let (x, y) = (
+                    per_layer[a] as f64 / shares[a].len() as f64,
+                    per_layer[b] as f64 / shares[b].len() as f64,
+                );
                 x.total_cmp(&y).then(b.cmp(&a))
             })
             .unwrap_or(0);
@@ -301,11 +352,15 @@ mod tests {
     /// (the classic credit loop).
     fn clockwise_ring(n: usize) -> (Fabric, Vec<Lft>) {
         let mut b = FabricBuilder::new();
-        let sw: Vec<_> = (0..n).map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, format!("s{i}"), 3)).collect();
+        let sw: Vec<_> = (0..n)
+            .map(|i| b.add_node(NodeKind::Switch, 0x10 + i as u64, format!("s{i}"), 3))
+            .collect();
         for i in 0..n {
-            b.connect(PortRef::new(sw[i], 2), PortRef::new(sw[(i + 1) % n], 3)).unwrap();
+            b.connect(PortRef::new(sw[i], 2), PortRef::new(sw[(i + 1) % n], 3))
+                .unwrap();
             let h = b.add_node(NodeKind::Ca, 0x1000 + 2 * i as u64, format!("h{i}"), 1);
-            b.connect(PortRef::new(h, 1), PortRef::new(sw[i], 1)).unwrap();
+            b.connect(PortRef::new(h, 1), PortRef::new(sw[i], 1))
+                .unwrap();
         }
         b.assign_lids_sequential(0).unwrap();
         let f = b.build().unwrap();
@@ -336,7 +391,12 @@ mod tests {
                 }
             }
         }
-        Routing { engine: "t".into(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(layering.sls.clone()) }
+        Routing {
+            engine: "t".into(),
+            lfts,
+            sl2vl: Some(sl2vl),
+            path_sl: PathSl::PerSourceSwitch(layering.sls.clone()),
+        }
     }
 
     fn order(f: &Fabric) -> Vec<Lid> {
@@ -348,23 +408,46 @@ mod tests {
     #[test]
     fn a_clockwise_ring_gets_loop_free_layers() {
         let (f, lfts) = clockwise_ring(5);
-        let opts = LayerOptions { max_layers: 4, balance: false, best_effort: false };
+        let opts = LayerOptions {
+            max_layers: 4,
+            balance: false,
+            best_effort: false,
+        };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
-        assert!((2..=4).contains(&layering.layers_needed), "{}", layering.layers_needed);
+        assert!(
+            (2..=4).contains(&layering.layers_needed),
+            "{}",
+            layering.layers_needed
+        );
         let report = analyze(&f, &routing_of(&f, lfts.clone(), &layering));
         assert!(report.delivered());
         assert!(report.credit_loop.is_none(), "{:?}", report.credit_loop);
         // One layer only: the ring's loop is found.
-        let flat = Layering { sls: SwitchSls::new(&f), ..layering };
-        assert!(analyze(&f, &routing_of(&f, lfts, &flat)).credit_loop.is_some());
+        let flat = Layering {
+            sls: SwitchSls::new(&f),
+            ..layering
+        };
+        assert!(analyze(&f, &routing_of(&f, lfts, &flat))
+            .credit_loop
+            .is_some());
     }
 
     #[test]
     fn too_few_layers_fail_or_are_best_effort() {
         let (f, lfts) = clockwise_ring(5);
-        let strict = LayerOptions { max_layers: 1, balance: false, best_effort: false };
-        assert!(matches!(assign_layers(&f, &lfts, &order(&f), &strict), Err(LayeringError::OutOfLayers { .. })));
-        let lax = LayerOptions { best_effort: true, ..strict };
+        let strict = LayerOptions {
+            max_layers: 1,
+            balance: false,
+            best_effort: false,
+        };
+        assert!(matches!(
+            assign_layers(&f, &lfts, &order(&f), &strict),
+            Err(LayeringError::OutOfLayers { .. })
+        ));
+        let lax = LayerOptions {
+            best_effort: true,
+            ..strict
+        };
         let l = assign_layers(&f, &lfts, &order(&f), &lax).unwrap();
         assert!(l.unplaced_paths > 0);
     }
@@ -372,7 +455,11 @@ mod tests {
     #[test]
     fn balancing_fills_free_layers_and_stays_loop_free() {
         let (f, lfts) = clockwise_ring(6);
-        let opts = LayerOptions { max_layers: 8, balance: true, best_effort: false };
+        let opts = LayerOptions {
+            max_layers: 8,
+            balance: true,
+            best_effort: false,
+        };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
         assert!(layering.layers_needed < 8);
         assert_eq!(layering.layers_used, 8);

@@ -11,15 +11,20 @@ use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};
 const MAX_VLS: OptionSpec = OptionSpec {
     key: "max_vls",
     default: "0",
-    help: "most VLs (= virtual layers = SLs) the deadlock removal may use; 0: what the fabric offers \
+    help:
+        "most VLs (= virtual layers = SLs) the deadlock removal may use; 0: what the fabric offers \
            (OpenSM's max_op_vls, the ports' VL capability; 1 with qos FALSE)",
 };
-const BALANCE_VLS: OptionSpec =
-    OptionSpec { key: "balance_vls", default: "TRUE", help: "spread paths over the layers the removal left free" };
+const BALANCE_VLS: OptionSpec = OptionSpec {
+    key: "balance_vls",
+    default: "TRUE",
+    help: "spread paths over the layers the removal left free",
+};
 const BEST_EFFORT: OptionSpec = OptionSpec {
     key: "best_effort",
     default: "FALSE",
-    help: "when layers run out, route anyway (loud ERR line: not deadlock-free) instead of declining",
+    help:
+        "when layers run out, route anyway (loud ERR line: not deadlock-free) instead of declining",
 };
 
 /// The options of the virtual-layer pass, under the section of the engine
@@ -52,7 +57,11 @@ impl LayeringOptions {
 
 impl Default for LayeringOptions {
     fn default() -> Self {
-        LayeringOptions { max_vls: 0, balance_vls: true, best_effort: false }
+        LayeringOptions {
+            max_vls: 0,
+            balance_vls: true,
+            best_effort: false,
+        }
     }
 }
 
@@ -76,9 +85,15 @@ pub fn why_too_few_vls(engine: &str, fabric: &Fabric, max_vls: u8) -> String {
     if !budget.sl2vl_programmed {
         "OpenSM programs SL2VL tables only with QoS on: set `qos TRUE` in opensm.conf".to_string()
     } else if max_vls > 0 && max_vls < budget.usable() {
-        format!("{engine}.max_vls is {max_vls}: raise it (the fabric offers {})", budget.usable())
+        format!(
+            "{engine}.max_vls is {max_vls}: raise it (the fabric offers {})",
+            budget.usable()
+        )
     } else {
-        format!("the fabric offers {}: {}", budget.data_vls, budget.limited_by)
+        format!(
+            "the fabric offers {}: {}",
+            budget.data_vls, budget.limited_by
+        )
     }
 }
 
@@ -98,7 +113,11 @@ pub fn make_deadlock_free(
     opts: &LayeringOptions,
 ) -> Result<Routing, Error> {
     let max_layers = vls_allowed(engine, fabric, opts.max_vls);
-    let layer_opts = LayerOptions { max_layers, balance: opts.balance_vls, best_effort: opts.best_effort };
+    let layer_opts = LayerOptions {
+        max_layers,
+        balance: opts.balance_vls,
+        best_effort: opts.best_effort,
+    };
     let layering = assign_layers(fabric, &lfts, lid_order, &layer_opts).map_err(|e| match e {
         LayeringError::OutOfLayers { .. } => Error::declined(
             engine,
@@ -129,14 +148,24 @@ pub fn make_deadlock_free(
         layering.layers_used
     );
     if layering.layers_used <= 1 {
-        return Ok(Routing { engine: engine.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) });
+        return Ok(Routing {
+            engine: engine.to_string(),
+            lfts,
+            sl2vl: None,
+            path_sl: PathSl::Uniform(0),
+        });
     }
     let table = layer_table(layering.layers_used);
     let mut sl2vl = Sl2Vl::new(fabric, table);
     for sl in 0..NUM_SLS as u8 {
         sl2vl.set_ca(sl, table[sl as usize]);
     }
-    Ok(Routing { engine: engine.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(layering.sls) })
+    Ok(Routing {
+        engine: engine.to_string(),
+        lfts,
+        sl2vl: Some(sl2vl),
+        path_sl: PathSl::PerSourceSwitch(layering.sls),
+    })
 }
 
 #[cfg(test)]
@@ -145,6 +174,9 @@ mod tests {
 
     #[test]
     fn defaults_are_what_the_options_say() {
-        assert_eq!(LayeringOptions::read(&Section::empty("pssp")).unwrap(), LayeringOptions::default());
+        assert_eq!(
+            LayeringOptions::read(&Section::empty("pssp")).unwrap(),
+            LayeringOptions::default()
+        );
     }
 }

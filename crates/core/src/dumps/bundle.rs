@@ -38,13 +38,17 @@ pub struct DumpOptions {
 impl DumpOptions {
     pub fn read(s: &Section) -> Result<Self, ConfigError> {
         s.check_known(&[OPTIONS])?;
-        Ok(DumpOptions { max_path_sl_lines: s.number(&MAX_PATH_SL_LINES, 0, u64::MAX)? })
+        Ok(DumpOptions {
+            max_path_sl_lines: s.number(&MAX_PATH_SL_LINES, 0, u64::MAX)?,
+        })
     }
 }
 
 impl Default for DumpOptions {
     fn default() -> Self {
-        DumpOptions { max_path_sl_lines: 20_000_000 }
+        DumpOptions {
+            max_path_sl_lines: 20_000_000,
+        }
     }
 }
 
@@ -98,7 +102,12 @@ pub struct Bundle<'a> {
 }
 
 impl<'a> Bundle<'a> {
-    pub fn new(fabric: &'a Fabric, outcome: &'a Outcome, contents: Contents, options: &DumpOptions) -> Self {
+    pub fn new(
+        fabric: &'a Fabric,
+        outcome: &'a Outcome,
+        contents: Contents,
+        options: &DumpOptions,
+    ) -> Self {
         let mut files = Vec::new();
         let mut skipped = Vec::new();
         if contents == Contents::Offline {
@@ -124,10 +133,19 @@ impl<'a> Bundle<'a> {
         }
         // A rule (layered's rank spread) is not listed pair by pair: on a
         // big Slim Fly that would be millions of lines every pass.
-        if outcome.dlid_choice.as_ref().is_some_and(DlidChoice::is_listed) {
+        if outcome
+            .dlid_choice
+            .as_ref()
+            .is_some_and(DlidChoice::is_listed)
+        {
             files.push(DumpFile::PathSelect);
         }
-        Bundle { fabric, outcome, files, skipped }
+        Bundle {
+            fabric,
+            outcome,
+            files,
+            skipped,
+        }
     }
 
     /// The file names, in writing order.
@@ -167,7 +185,10 @@ impl<'a> Bundle<'a> {
             });
             if let Err(e) = result {
                 let _ = std::fs::remove_file(&tmp);
-                return Err(io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())));
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot write {}: {e}", path.display()),
+                ));
             }
             written.push(path);
         }
@@ -190,7 +211,12 @@ fn remove_ours_except(dir: &Path, keep: &[&str]) -> io::Result<Vec<PathBuf>> {
         match std::fs::remove_file(&path) {
             Ok(()) => removed.push(path),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io::Error::new(e.kind(), format!("cannot remove stale {}: {e}", path.display()))),
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot remove stale {}: {e}", path.display()),
+                ))
+            }
         }
     }
     Ok(removed)
@@ -213,15 +239,22 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let f = tree();
         let mlid = route_by_name("mlid", &f).unwrap();
-        let written = Bundle::new(&f, &mlid, Contents::ForChecking, &DumpOptions::default()).write_to(&dir).unwrap();
-        assert!(written.iter().any(|p| p.ends_with(PATH_SELECT_FILE)), "{written:?}");
+        let written = Bundle::new(&f, &mlid, Contents::ForChecking, &DumpOptions::default())
+            .write_to(&dir)
+            .unwrap();
+        assert!(
+            written.iter().any(|p| p.ends_with(PATH_SELECT_FILE)),
+            "{written:?}"
+        );
         // pssp needs no path selection: mlid's must not survive its pass.
         let pssp = route_by_name("pssp", &f).unwrap();
         let bundle = Bundle::new(&f, &pssp, Contents::ForChecking, &DumpOptions::default());
         assert!(!bundle.names().contains(&PATH_SELECT_FILE));
         bundle.write_to(&dir).unwrap();
-        let mut left: Vec<String> =
-            std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         left.sort();
         let mut want: Vec<String> = bundle.names().iter().map(|s| s.to_string()).collect();
         want.sort();
@@ -229,8 +262,15 @@ mod tests {
         // Another engine routed: none of ours stays.
         std::fs::write(dir.join("opensm-lfts.dump"), "OpenSM's own").unwrap();
         remove_ours(&dir).unwrap();
-        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(left, vec![std::ffi::OsString::from("opensm-lfts.dump")], "OpenSM's files are not ours");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            left,
+            vec![std::ffi::OsString::from("opensm-lfts.dump")],
+            "OpenSM's files are not ours"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -238,10 +278,16 @@ mod tests {
     fn too_many_path_sl_lines_are_skipped_with_the_reason() {
         let f = tree();
         let routed = route_by_name("pssp", &f).unwrap();
-        let small = DumpOptions { max_path_sl_lines: 10 };
+        let small = DumpOptions {
+            max_path_sl_lines: 10,
+        };
         let bundle = Bundle::new(&f, &routed, Contents::Offline, &small);
         assert!(!bundle.names().contains(&PATH_SL_FILE));
-        assert!(bundle.skipped[0].contains("dump.max_path_sl_lines = 10"), "{:?}", bundle.skipped);
+        assert!(
+            bundle.skipped[0].contains("dump.max_path_sl_lines = 10"),
+            "{:?}",
+            bundle.skipped
+        );
         assert!(bundle.names().contains(&SUBNET_FILE) && bundle.names().contains(&LFTS_FILE));
     }
 }

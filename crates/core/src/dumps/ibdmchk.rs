@@ -28,12 +28,26 @@ pub fn write_path_sl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -
     for src in fabric.cas() {
         let node = fabric.node(src);
         // The SL of a node's paths is asked with the LID of its first port.
-        let Some(slid) = node.ports.iter().flatten().map(|p| p.lid).find(|l| !l.is_none()) else { continue };
+        let Some(slid) = node
+            .ports
+            .iter()
+            .flatten()
+            .map(|p| p.lid)
+            .find(|l| !l.is_none())
+        else {
+            continue;
+        };
         for &(dlid, dst) in &dlids {
             if dst == src {
                 continue;
             }
-            writeln!(out, "{:#018x} {} {}", node.guid, dlid, routing.path_sl.sl(slid, dlid))?;
+            writeln!(
+                out,
+                "{:#018x} {} {}",
+                node.guid,
+                dlid,
+                routing.path_sl.sl(slid, dlid)
+            )?;
         }
     }
     Ok(())
@@ -42,10 +56,16 @@ pub fn write_path_sl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -
 /// Writes the table of every (in-port, out-port) pair of every switch where
 /// both ports are cabled (in-port 0, the switch itself, included).
 pub fn write_sl2vl(fabric: &Fabric, routing: &Routing, out: &mut impl Write) -> io::Result<()> {
-    let Some(sl2vl) = &routing.sl2vl else { return Ok(()) };
+    let Some(sl2vl) = &routing.sl2vl else {
+        return Ok(());
+    };
     for si in fabric.switch_ids() {
         let node = fabric.switch_node(si);
-        let cabled: Vec<PortNum> = node.links().map(|(p, _)| p).filter(|p| !p.is_management()).collect();
+        let cabled: Vec<PortNum> = node
+            .links()
+            .map(|(p, _)| p)
+            .filter(|p| !p.is_management())
+            .collect();
         for inp in std::iter::once(PortNum::MANAGEMENT).chain(cabled.iter().copied()) {
             for &outp in &cabled {
                 if outp == inp {
@@ -73,19 +93,32 @@ pub fn read_sl2vl(fabric: &Fabric, text: &str) -> Result<crate::routing::Sl2Vl, 
         if w.is_empty() {
             continue;
         }
-        let err = || super::DumpError::new(super::SL2VL_FILE, i + 1, "expected `0xSWITCH_GUID IN OUT` and eight bytes `0xAB`");
+        let err = || {
+            super::DumpError::new(
+                super::SL2VL_FILE,
+                i + 1,
+                "expected `0xSWITCH_GUID IN OUT` and eight bytes `0xAB`",
+            )
+        };
         if w.len() != 11 {
             return Err(err());
         }
         let guid = u64::from_str_radix(w[0].trim_start_matches("0x"), 16).map_err(|_| err())?;
-        let (inp, out): (u8, u8) = (w[1].parse().map_err(|_| err())?, w[2].parse().map_err(|_| err())?);
+        let (inp, out): (u8, u8) = (
+            w[1].parse().map_err(|_| err())?,
+            w[2].parse().map_err(|_| err())?,
+        );
         let mut raw = [0u8; 8];
         for (k, b) in raw.iter_mut().enumerate() {
             *b = u8::from_str_radix(w[3 + k].trim_start_matches("0x"), 16).map_err(|_| err())?;
         }
-        let si = fabric
-            .switch_with_guid(guid)
-            .ok_or_else(|| super::DumpError::new(super::SL2VL_FILE, i + 1, format!("unknown switch {guid:#018x}")))?;
+        let si = fabric.switch_with_guid(guid).ok_or_else(|| {
+            super::DumpError::new(
+                super::SL2VL_FILE,
+                i + 1,
+                format!("unknown switch {guid:#018x}"),
+            )
+        })?;
         tables.set_switch(si, PortNum::new(inp), PortNum::new(out), unpack_sl2vl(&raw));
     }
     Ok(tables)
@@ -93,11 +126,23 @@ pub fn read_sl2vl(fabric: &Fabric, text: &str) -> Result<crate::routing::Sl2Vl, 
 
 /// Reads a path-SL file in ibdmchk's `-c` format (sources by node GUID,
 /// asked with the LID of the node's first port).
-pub fn read_path_sl(fabric: &Fabric, text: &str) -> Result<crate::routing::PathSl, super::DumpError> {
+pub fn read_path_sl(
+    fabric: &Fabric,
+    text: &str,
+) -> Result<crate::routing::PathSl, super::DumpError> {
     let slid_of: std::collections::HashMap<u64, Lid> = fabric
         .nodes()
         .iter()
-        .filter_map(|n| Some((n.guid, n.ports.iter().flatten().map(|p| p.lid).find(|l| !l.is_none())?)))
+        .filter_map(|n| {
+            Some((
+                n.guid,
+                n.ports
+                    .iter()
+                    .flatten()
+                    .map(|p| p.lid)
+                    .find(|l| !l.is_none())?,
+            ))
+        })
         .collect();
     let mut sl = std::collections::HashMap::new();
     for (i, line) in text.lines().enumerate() {
@@ -105,17 +150,36 @@ pub fn read_path_sl(fabric: &Fabric, text: &str) -> Result<crate::routing::PathS
         if w.is_empty() {
             continue;
         }
-        let err = || super::DumpError::new(super::PATH_SL_FILE, i + 1, "expected `0xSRC_NODE_GUID DLID SL`");
+        let err = || {
+            super::DumpError::new(
+                super::PATH_SL_FILE,
+                i + 1,
+                "expected `0xSRC_NODE_GUID DLID SL`",
+            )
+        };
         if w.len() != 3 {
             return Err(err());
         }
         let guid = u64::from_str_radix(w[0].trim_start_matches("0x"), 16).map_err(|_| err())?;
-        let (dlid, s): (u16, u8) = (w[1].parse().map_err(|_| err())?, w[2].parse().map_err(|_| err())?);
+        let (dlid, s): (u16, u8) = (
+            w[1].parse().map_err(|_| err())?,
+            w[2].parse().map_err(|_| err())?,
+        );
         if s as usize >= crate::routing::NUM_SLS {
-            return Err(super::DumpError::new(super::PATH_SL_FILE, i + 1, format!("SL {s} is out of range: SLs are 0 to 15")));
+            return Err(super::DumpError::new(
+                super::PATH_SL_FILE,
+                i + 1,
+                format!("SL {s} is out of range: SLs are 0 to 15"),
+            ));
         }
         let dlid = Lid::from_raw(dlid);
-        let &slid = slid_of.get(&guid).ok_or_else(|| super::DumpError::new(super::PATH_SL_FILE, i + 1, format!("unknown node {guid:#018x}")))?;
+        let &slid = slid_of.get(&guid).ok_or_else(|| {
+            super::DumpError::new(
+                super::PATH_SL_FILE,
+                i + 1,
+                format!("unknown node {guid:#018x}"),
+            )
+        })?;
         sl.insert((slid, dlid), s);
     }
     let mut used: Vec<u8> = sl.values().copied().collect();
@@ -147,17 +211,28 @@ mod tests {
             for (inp, _) in f.switch_node(s).links() {
                 for (out, _) in f.switch_node(s).links() {
                     if inp != out {
-                        assert_eq!(back.switch_table(s, inp, out), mine.switch_table(s, inp, out));
+                        assert_eq!(
+                            back.switch_table(s, inp, out),
+                            mine.switch_table(s, inp, out)
+                        );
                     }
                 }
             }
         }
         let mut text = Vec::new();
         write_path_sl(&f, &r, &mut text).unwrap();
-        assert_eq!(read_path_sl(&f, &String::from_utf8(text).unwrap()).unwrap(), r.path_sl);
-        assert!(read_sl2vl(&f, "0x1 1 2 0x00\n").unwrap_err().to_string().contains(":1:"));
+        assert_eq!(
+            read_path_sl(&f, &String::from_utf8(text).unwrap()).unwrap(),
+            r.path_sl
+        );
+        assert!(read_sl2vl(&f, "0x1 1 2 0x00\n")
+            .unwrap_err()
+            .to_string()
+            .contains(":1:"));
         let ca = f.node(f.cas().next().unwrap()).guid;
-        let bad_sl = read_path_sl(&f, &format!("{ca:#x} 1 16\n")).unwrap_err().to_string();
+        let bad_sl = read_path_sl(&f, &format!("{ca:#x} 1 16\n"))
+            .unwrap_err()
+            .to_string();
         assert!(bad_sl.contains("SL 16 is out of range"), "{bad_sl}");
     }
 }

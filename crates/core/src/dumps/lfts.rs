@@ -31,7 +31,13 @@ pub fn read(text: &str) -> Result<Tables, DumpError> {
                 .skip_while(|w| *w != "guid")
                 .nth(1)
                 .and_then(|g| u64::from_str_radix(g.trim_start_matches("0x"), 16).ok())
-                .ok_or_else(|| DumpError::new("LFT dump", i + 1, "expected `guid 0x...` in the switch header"))?;
+                .ok_or_else(|| {
+                    DumpError::new(
+                        "LFT dump",
+                        i + 1,
+                        "expected `guid 0x...` in the switch header",
+                    )
+                })?;
             tables.entry(guid).or_default();
             current = Some(guid);
         } else if let Some(hex) = line.strip_prefix("0x") {
@@ -41,7 +47,9 @@ pub fn read(text: &str) -> Result<Tables, DumpError> {
             let (Some(lid), Some(port)) = (lid, port) else {
                 return Err(DumpError::new("LFT dump", i + 1, "expected `0xLID PORT`"));
             };
-            let guid = current.ok_or_else(|| DumpError::new("LFT dump", i + 1, "entry before any switch header"))?;
+            let guid = current.ok_or_else(|| {
+                DumpError::new("LFT dump", i + 1, "entry before any switch header")
+            })?;
             tables.entry(guid).or_default().push((lid, port));
         }
     }
@@ -56,7 +64,11 @@ pub fn to_lfts(fabric: &Fabric, tables: &Tables) -> Result<Vec<Lft>, DumpError> 
         .map(|s| {
             let node = fabric.switch_node(s);
             let entries = tables.get(&node.guid).ok_or_else(|| {
-                DumpError::new("LFT dump", 0, format!("no table for switch {:#018x} ({})", node.guid, node.desc))
+                DumpError::new(
+                    "LFT dump",
+                    0,
+                    format!("no table for switch {:#018x} ({})", node.guid, node.desc),
+                )
             })?;
             let mut lft = Lft::new(fabric.lft_len());
             for &(lid, port) in entries {
@@ -73,7 +85,13 @@ pub fn write(fabric: &Fabric, routing: &Routing) -> String {
     for si in fabric.switch_ids() {
         let node = fabric.switch_node(si);
         let lid = node.port(0).map_or(Lid::NONE, |p| p.lid);
-        let _ = writeln!(out, "Unicast lids [0-{}] of switch Lid {lid} guid {:#018x} ('{}'):", fabric.max_lid(), node.guid, node.desc);
+        let _ = writeln!(
+            out,
+            "Unicast lids [0-{}] of switch Lid {lid} guid {:#018x} ('{}'):",
+            fabric.max_lid(),
+            node.guid,
+            node.desc
+        );
         for (l, &port) in routing.lfts[si].as_bytes().iter().enumerate().skip(1) {
             if !PortNum::new(port).is_no_path() {
                 let _ = writeln!(out, "0x{l:04X} {port:03}");

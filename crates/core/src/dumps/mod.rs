@@ -30,7 +30,11 @@ pub struct DumpError {
 
 impl DumpError {
     pub fn new(file: &str, line: usize, message: impl Into<String>) -> Self {
-        DumpError { file: file.to_string(), line, message: message.into() }
+        DumpError {
+            file: file.to_string(),
+            line,
+            message: message.into(),
+        }
     }
 }
 

@@ -248,7 +248,8 @@ Channel Adapter 0x0000000000100002, base LID 6, \"h0\"
         }
         let f = b.build().unwrap();
         let mut text = String::from("Switch 0x0000000000200000, base LID 1, \"big\"\n");
-        let vls_of = |n: u32| -> Vec<u8> { (0..16).map(|sl| ((n >> (sl % 9)) & 1) as u8).collect() };
+        let vls_of =
+            |n: u32| -> Vec<u8> { (0..16).map(|sl| ((n >> (sl % 9)) & 1) as u8).collect() };
         for n in 0..300u32 {
             let (inp, out) = (n / 35, n % 35 + 1);
             let vls: Vec<String> = vls_of(n).iter().map(u8::to_string).collect();
@@ -257,8 +258,15 @@ Channel Adapter 0x0000000000100002, base LID 6, \"h0\"
         let t = read(&f, &text).unwrap();
         assert!(t.distinct_tables() > 256, "{}", t.distinct_tables());
         for n in [0u32, 137, 299] {
-            let (inp, out) = (PortNum::new((n / 35) as u8), PortNum::new((n % 35 + 1) as u8));
-            assert_eq!(t.switch_table(SwitchId::new(0), inp, out)[..], vls_of(n)[..], "row {n}");
+            let (inp, out) = (
+                PortNum::new((n / 35) as u8),
+                PortNum::new((n % 35 + 1) as u8),
+            );
+            assert_eq!(
+                t.switch_table(SwitchId::new(0), inp, out)[..],
+                vls_of(n)[..],
+                "row {n}"
+            );
         }
     }
 }

@@ -31,9 +31,17 @@ pub fn read(text: &str) -> Result<DlidChoice, DumpError> {
         let words: Vec<&str> = line.split_whitespace().collect();
         let nums: Vec<u16> = words.iter().filter_map(|w| w.parse().ok()).collect();
         let (&[slid, base, dlid], 3) = (&nums[..], words.len()) else {
-            return Err(DumpError::new(PATH_SELECT_FILE, i + 1, "expected `SLID DLID_BASE DLID` (three decimal LIDs)"));
+            return Err(DumpError::new(
+                PATH_SELECT_FILE,
+                i + 1,
+                "expected `SLID DLID_BASE DLID` (three decimal LIDs)",
+            ));
         };
-        choice.insert(Lid::from_raw(slid), Lid::from_raw(base), Lid::from_raw(dlid));
+        choice.insert(
+            Lid::from_raw(slid),
+            Lid::from_raw(base),
+            Lid::from_raw(dlid),
+        );
     }
     Ok(choice)
 }

@@ -30,7 +30,11 @@ fn field<'a>(block: &'a str, key: &str) -> Option<&'a str> {
 }
 
 fn side(block: &str) -> Option<Side> {
-    let kind = if block.trim_start().starts_with("SW") { NodeKind::Switch } else { NodeKind::Ca };
+    let kind = if block.trim_start().starts_with("SW") {
+        NodeKind::Switch
+    } else {
+        NodeKind::Ca
+    };
     let desc_start = block.find('{')? + 1;
     let desc_end = block.rfind("} LID:")?;
     let tail = &block[desc_end..];
@@ -65,23 +69,39 @@ pub fn read(text: &str, lmc: u8) -> Result<FabricBuilder, DumpError> {
         if line.trim().is_empty() {
             continue;
         }
-        let err = || DumpError::new("opensm-subnet.lst", i + 1, "expected `{ TYPE Ports:.. NodeGUID:.. ... LID:.. PN:.. } { ... }`");
+        let err = || {
+            DumpError::new(
+                "opensm-subnet.lst",
+                i + 1,
+                "expected `{ TYPE Ports:.. NodeGUID:.. ... LID:.. PN:.. } { ... }`",
+            )
+        };
         let (x, y) = blocks(line).ok_or_else(err)?;
         let (x, y) = (side(x).ok_or_else(err)?, side(y).ok_or_else(err)?);
         let mut here = [PortRef::new(NodeId::default(), 0); 2];
         for (k, s) in [&x, &y].into_iter().enumerate() {
-            let id = *ids.entry(s.node_guid).or_insert_with(|| b.add_node(s.kind, s.node_guid, s.desc.clone(), s.ports));
+            let id = *ids
+                .entry(s.node_guid)
+                .or_insert_with(|| b.add_node(s.kind, s.node_guid, s.desc.clone(), s.ports));
             let at = PortRef::new(id, s.port);
-            let guid_port = if s.kind == NodeKind::Switch { PortRef::new(id, 0) } else { at };
+            let guid_port = if s.kind == NodeKind::Switch {
+                PortRef::new(id, 0)
+            } else {
+                at
+            };
             let lmc_here = if s.kind == NodeKind::Switch { 0 } else { lmc };
-            b.set_lid(guid_port, Lid::from_raw(s.lid), lmc_here).map_err(|e| DumpError::new("opensm-subnet.lst", i + 1, e.to_string()))?;
-            b.port_mut(guid_port).map_err(|e| DumpError::new("opensm-subnet.lst", i + 1, e.to_string()))?.guid = s.port_guid;
+            b.set_lid(guid_port, Lid::from_raw(s.lid), lmc_here)
+                .map_err(|e| DumpError::new("opensm-subnet.lst", i + 1, e.to_string()))?;
+            b.port_mut(guid_port)
+                .map_err(|e| DumpError::new("opensm-subnet.lst", i + 1, e.to_string()))?
+                .guid = s.port_guid;
             here[k] = at;
         }
         cables.push((i + 1, here[0], here[1]));
     }
     for (line, a, z) in cables {
-        b.connect(a, z).map_err(|e| DumpError::new("opensm-subnet.lst", line, e.to_string()))?;
+        b.connect(a, z)
+            .map_err(|e| DumpError::new("opensm-subnet.lst", line, e.to_string()))?;
     }
     Ok(b)
 }
@@ -93,7 +113,11 @@ pub fn write(fabric: &crate::Fabric) -> String {
     let mut out = String::new();
     let side = |out: &mut String, at: PortRef| {
         let node = fabric.node(at.node);
-        let (kind, lid_port) = if node.is_switch() { ("SW", PortRef::new(at.node, 0)) } else { ("CA", at) };
+        let (kind, lid_port) = if node.is_switch() {
+            ("SW", PortRef::new(at.node, 0))
+        } else {
+            ("CA", at)
+        };
         let port = fabric.port(lid_port);
         let _ = write!(
             out,
@@ -135,7 +159,10 @@ mod tests {
         assert_eq!(b.node(n(0)).desc, "h0 {x}");
         assert_eq!(b.node(n(0)).port(1).unwrap().lid, 1);
         assert_eq!(b.node(n(1)).port(0).unwrap().lid, 2);
-        assert_eq!(b.node(n(0)).port(1).unwrap().remote, Some(PortRef::new(n(1), 3)));
+        assert_eq!(
+            b.node(n(0)).port(1).unwrap().remote,
+            Some(PortRef::new(n(1), 3))
+        );
         assert_eq!(b.node(n(1)).port_slots(), 8);
     }
 

@@ -24,7 +24,9 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Writes the table (nothing for routings whose SLs are not per switch).
 pub fn write(fabric: &Fabric, path_sl: &PathSl, out: &mut impl Write) -> io::Result<()> {
-    let PathSl::PerSourceSwitch(table) = path_sl else { return Ok(()) };
+    let PathSl::PerSourceSwitch(table) = path_sl else {
+        return Ok(());
+    };
     let lids = fabric.lft_len();
     let mut line = Vec::with_capacity(lids + 24);
     for s in fabric.switch_ids() {
@@ -45,15 +47,26 @@ pub fn read(fabric: &Fabric, text: &str) -> Result<PathSl, DumpError> {
             continue;
         }
         let err = |m: String| DumpError::new(SWITCH_SL_FILE, i + 1, m);
-        let (guid, digits) = line.split_once(' ').ok_or_else(|| err("expected `0xSWITCH_GUID SL-DIGITS`".into()))?;
-        let guid = u64::from_str_radix(guid.trim_start_matches("0x"), 16).map_err(|_| err(format!("`{guid}` is not a GUID")))?;
-        let s = fabric.switch_with_guid(guid).ok_or_else(|| err(format!("no switch {guid:#018x} in the fabric")))?;
+        let (guid, digits) = line
+            .split_once(' ')
+            .ok_or_else(|| err("expected `0xSWITCH_GUID SL-DIGITS`".into()))?;
+        let guid = u64::from_str_radix(guid.trim_start_matches("0x"), 16)
+            .map_err(|_| err(format!("`{guid}` is not a GUID")))?;
+        let s = fabric
+            .switch_with_guid(guid)
+            .ok_or_else(|| err(format!("no switch {guid:#018x} in the fabric")))?;
         let digits = digits.trim().as_bytes();
         if digits.len() != lids {
-            return Err(err(format!("{} SL digits, but the fabric's LIDs go up to {} ({lids} digits expected)", digits.len(), lids - 1)));
+            return Err(err(format!(
+                "{} SL digits, but the fabric's LIDs go up to {} ({lids} digits expected)",
+                digits.len(),
+                lids - 1
+            )));
         }
         for (dlid, &d) in Lid::range(lids).zip(digits) {
-            let sl = (d as char).to_digit(16).ok_or_else(|| err(format!("`{}` is not a hex digit", d as char)))?;
+            let sl = (d as char)
+                .to_digit(16)
+                .ok_or_else(|| err(format!("`{}` is not a hex digit", d as char)))?;
             table.set(s, dlid, sl as u8);
         }
     }
@@ -81,6 +94,9 @@ mod tests {
         assert_eq!(read(&f, &text).unwrap(), sl);
         let bad = text.replacen('5', "g", 1);
         assert!(read(&f, &bad).is_err());
-        assert!(read(&f, "0x1 00\n").unwrap_err().message.contains("no switch"));
+        assert!(read(&f, "0x1 00\n")
+            .unwrap_err()
+            .message
+            .contains("no switch"));
     }
 }

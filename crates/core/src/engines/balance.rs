@@ -109,7 +109,9 @@ impl<'g> TreeBalancer<'g> {
         let g = self.graph;
         let n = g.switch_count().max(1);
         let rank = |to: SwitchId| (to.idx() + n - turn % n) % n;
-        let Some((&t, rest)) = order.split_first() else { return };
+        let Some((&t, rest)) = order.split_first() else {
+            return;
+        };
         self.cost[t.idx()] = 0;
         self.next[t.idx()] = NO_PATH;
         self.depth[t.idx()] = 0;
@@ -122,23 +124,38 @@ impl<'g> TreeBalancer<'g> {
                     continue;
                 }
                 let c = g.channel(s, cable.port);
-                let reuse = if self.used_stamp[c] == stamp { REUSE } else { 0 };
+                let reuse = if self.used_stamp[c] == stamp {
+                    REUSE
+                } else {
+                    0
+                };
                 let (a1, a2) = self.anchors[cable.to.idx()];
                 // A bundle of parallel cables is one way on with several
                 // channels: it costs its load per cable, and of its cables
                 // the least loaded is taken (the lower port on a tie:
                 // cables come in port order).
                 let bundle = g.bundle(s, cable.to);
-                let per_cable =
-                    bundle.iter().map(|&p| self.load[g.channel(s, p)]).sum::<u64>() * SCALE / bundle.len() as u64;
-                let key = (self.cost[cable.to.idx()] + reuse + per_cable, (a1, a2, rank(cable.to), self.load[c]));
+                let per_cable = bundle
+                    .iter()
+                    .map(|&p| self.load[g.channel(s, p)])
+                    .sum::<u64>()
+                    * SCALE
+                    / bundle.len() as u64;
+                let key = (
+                    self.cost[cable.to.idx()] + reuse + per_cable,
+                    (a1, a2, rank(cable.to), self.load[c]),
+                );
                 if best.is_none_or(|(k, r, _, _)| key < (k, r)) {
                     best = Some((key.0, key.1, cable.port, cable.to));
                 }
             }
             match best {
                 Some((cost, _, port, to)) => {
-                    (self.cost[s.idx()], self.next[s.idx()], self.next_switch[s.idx()]) = (cost, port, to);
+                    (
+                        self.cost[s.idx()],
+                        self.next[s.idx()],
+                        self.next_switch[s.idx()],
+                    ) = (cost, port, to);
                     // Anchors: the path's first two switches after the
                     // destination's, as tie-break ranks.
                     let depth = self.depth[to.idx()] + 1;

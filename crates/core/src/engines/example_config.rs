@@ -28,7 +28,12 @@ fn wrapped(out: &mut String, prefix: &str, text: &str, width: usize) {
     }
 }
 
-fn section(out: &mut String, name: &str, summary: &str, options: impl Iterator<Item = &'static OptionSpec>) {
+fn section(
+    out: &mut String,
+    name: &str,
+    summary: &str,
+    options: impl Iterator<Item = &'static OptionSpec>,
+) {
     let _ = writeln!(out, "\n## {name}");
     wrapped(out, "## ", summary, 76);
     for o in options {
@@ -42,7 +47,10 @@ fn section(out: &mut String, name: &str, summary: &str, options: impl Iterator<I
 /// nothing; uncommenting a line and editing its value sets that option.
 pub fn example_configuration() -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "# osmroute.conf: options of osmroute's routing engines for OpenSM.");
+    let _ = writeln!(
+        out,
+        "# osmroute.conf: options of osmroute's routing engines for OpenSM."
+    );
     let _ = writeln!(out, "#");
     wrapped(
         &mut out,
@@ -59,7 +67,12 @@ pub fn example_configuration() -> String {
     for e in ENGINES {
         section(&mut out, e.name, e.summary, e.option_specs());
     }
-    section(&mut out, DUMP_SECTION, "the files the plugin writes into OpenSM's dump_files_dir", bundle::OPTIONS.iter());
+    section(
+        &mut out,
+        DUMP_SECTION,
+        "the files the plugin writes into OpenSM's dump_files_dir",
+        bundle::OPTIONS.iter(),
+    );
     out
 }
 
@@ -72,11 +85,18 @@ mod tests {
     #[test]
     fn the_example_names_every_option_and_uncommented_gives_the_defaults() {
         let text = example_configuration();
-        assert!(text.lines().all(|l| l.is_empty() || l.starts_with('#')), "installing it must change nothing");
+        assert!(
+            text.lines().all(|l| l.is_empty() || l.starts_with('#')),
+            "installing it must change nothing"
+        );
         let uncommented: String = text
             .lines()
             .filter_map(|l| l.strip_prefix('#'))
-            .filter(|l| l.split_whitespace().next().is_some_and(|k| k.contains('.') && !k.ends_with('.')))
+            .filter(|l| {
+                l.split_whitespace()
+                    .next()
+                    .is_some_and(|k| k.contains('.') && !k.ends_with('.'))
+            })
             .filter(|l| !l.starts_with(' ') && !l.starts_with('#'))
             .map(|l| format!("{l}\n"))
             .collect();
@@ -85,10 +105,19 @@ mod tests {
         let mut count = 0;
         for e in ENGINES {
             for o in e.option_specs() {
-                assert!(uncommented.contains(&format!("{}.{} {}\n", e.name, o.key, o.default)), "{}.{}", e.name, o.key);
+                assert!(
+                    uncommented.contains(&format!("{}.{} {}\n", e.name, o.key, o.default)),
+                    "{}.{}",
+                    e.name,
+                    o.key
+                );
                 count += 1;
             }
-            assert!((e.build)(&settings.section(e.name)).is_ok(), "{} reads its defaults", e.name);
+            assert!(
+                (e.build)(&settings.section(e.name)).is_ok(),
+                "{} reads its defaults",
+                e.name
+            );
         }
         assert_eq!(uncommented.lines().count(), count + bundle::OPTIONS.len());
     }

@@ -61,16 +61,24 @@ pub struct MlidOptions {
 impl MlidOptions {
     pub fn read(s: &Section) -> Result<Self, ConfigError> {
         s.check_known(INFO.options)?;
-        Ok(MlidOptions { raise_lmc: s.flag(&RAISE_LMC)? })
+        Ok(MlidOptions {
+            raise_lmc: s.flag(&RAISE_LMC)?,
+        })
     }
 }
 
 pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
-    summary: "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
+    summary:
+        "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
     needs_qos: false,
     options: &[&[RAISE_LMC]],
-    build: |s| Ok(Box::new(super::Configured { options: MlidOptions::read(s)?, route: outcome })),
+    build: |s| {
+        Ok(Box::new(super::Configured {
+            options: MlidOptions::read(s)?,
+            route: outcome,
+        }))
+    },
 };
 
 /// The routing, the path selection every source needs to use it, and the
@@ -78,8 +86,16 @@ pub const INFO: EngineInfo = EngineInfo {
 fn outcome(fabric: &Fabric, options: &MlidOptions) -> Result<Outcome, Error> {
     let tree = tree_of(fabric)?;
     let routing = route_tree(fabric, &tree)?;
-    let lmc_request = if options.raise_lmc { lmc_for(fabric, &tree) } else { None };
-    Ok(Outcome { routing, dlid_choice: Some(choice_of(fabric, &tree)), lmc_request })
+    let lmc_request = if options.raise_lmc {
+        lmc_for(fabric, &tree)
+    } else {
+        None
+    };
+    Ok(Outcome {
+        routing,
+        dlid_choice: Some(choice_of(fabric, &tree)),
+        lmc_request,
+    })
 }
 
 /// The LMC the tree asks for and the LMC to configure.
@@ -97,11 +113,20 @@ impl LmcPlan {
     /// every multi-LID range to 2^LMC, so a switch's single LID between two
     /// hosts' ranges can cost up to 2^LMC LIDs: counted as that, to be safe.
     pub fn new(tree: &GenFatTree, switches: usize, max_lid: u16) -> Self {
-        let needed = (tree.paths().min(1 << 7).next_power_of_two().trailing_zeros() as u8).min(7);
+        let needed = (tree
+            .paths()
+            .min(1 << 7)
+            .next_power_of_two()
+            .trailing_zeros() as u8)
+            .min(7);
         let ports = tree.hosts() + switches;
         let fits = |lmc: u8| ports << lmc <= max_lid as usize;
         let target = (0..=needed).rev().find(|&l| fits(l)).unwrap_or(0);
-        LmcPlan { needed, target, max_lid }
+        LmcPlan {
+            needed,
+            target,
+            max_lid,
+        }
     }
 
     /// Why `target` is below `needed`, if it is.
@@ -184,15 +209,26 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
     for (at, port) in fabric.end_ports() {
         let node = fabric.node(at.node);
         let (switch, deliver, index) = if node.is_switch() {
-            let Some(s) = fabric.switch_id(at.node) else { continue };
+            let Some(s) = fabric.switch_id(at.node) else {
+                continue;
+            };
             (s, PortNum::MANAGEMENT, hosts + s.idx())
         } else {
-            let Some(&index) = tree.host_index.get(&at) else { continue };
+            let Some(&index) = tree.host_index.get(&at) else {
+                continue;
+            };
             let Some(remote) = port.remote else { continue };
-            let Some(s) = fabric.switch_id(remote.node) else { continue };
+            let Some(s) = fabric.switch_id(remote.node) else {
+                continue;
+            };
             (s, remote.port, index)
         };
-        at_switch[switch.idx()].push(Destination { base: port.lid, count: port.lid_count(), deliver, index });
+        at_switch[switch.idx()].push(Destination {
+            base: port.lid,
+            count: port.lid_count(),
+            deliver,
+            index,
+        });
     }
     let mut routed = 0usize;
     // (source switch with hosts, destination switch) without an up*/down*
@@ -220,7 +256,11 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
                 let to_switch = d.deliver.is_management();
                 for s in graph.ids() {
                     let plan = &plans[s.idx()];
-                    let out = if s == t { d.deliver } else { plan.port(&choice, to_switch) };
+                    let out = if s == t {
+                        d.deliver
+                    } else {
+                        plan.port(&choice, to_switch)
+                    };
                     if o == 0 && out == NO_PATH && graph.hosts(s) > 0 {
                         cut_off.push((s, t));
                     }
@@ -228,7 +268,8 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
                     // hosts passes VL 1 packets on, its own management
                     // packets need no data VL.
                     if plan.descends_on_vl1 && !to_switch && graph.hosts(s) > 0 {
-                        sls.get_or_insert_with(|| SwitchSls::new(fabric)).set(s, lid, VL1_SL);
+                        sls.get_or_insert_with(|| SwitchSls::new(fabric))
+                            .set(s, lid, VL1_SL);
                         on_vl1 += usize::from(o == 0);
                     }
                     lfts[s.idx()].set(lid, out);
@@ -238,7 +279,8 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
     }
     if let Some(&(s, t)) = cut_off.first() {
         let why = if second_vl {
-            "not even down to a switch from which the destination's is reached going only up".to_string()
+            "not even down to a switch from which the destination's is reached going only up"
+                .to_string()
         } else {
             format!(
                 "the down-then-up path that would reach them needs a second VL, and the fabric offers {} \
@@ -266,7 +308,12 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
     };
     let vls = if sl2vl.is_some() { 2 } else { 1 };
     log::info!("{NAME}: {routed} ports' LIDs routed on up*/down* paths, {vls} VL(s)");
-    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl, path_sl })
+    Ok(Routing {
+        engine: NAME.to_string(),
+        lfts,
+        sl2vl,
+        path_sl,
+    })
 }
 
 /// The path SL of the down-then-up routes; every port maps it to VL 1.
@@ -306,7 +353,11 @@ impl Destination {
 /// the paper's numbering.
 fn lid_digits(tree: &GenFatTree, base: &[usize], offset: usize) -> Vec<usize> {
     let extra = tree.digits(offset % tree.paths().max(1));
-    base.iter().zip(&extra).zip(&tree.radix).map(|((&b, &e), &r)| (b + e) % r.max(1)).collect()
+    base.iter()
+        .zip(&extra)
+        .zip(&tree.radix)
+        .map(|((&b, &e), &r)| (b + e) % r.max(1))
+        .collect()
 }
 
 /// Up*/down* distances towards one destination switch: `down[s]` on
@@ -366,7 +417,11 @@ impl UpDownDistances {
             }
         }
         for &s in &tree.top_down {
-            let via_up = tree.up[s.idx()].iter().map(|c| self.best[c.to.idx()] + 1).min().unwrap_or(FAR);
+            let via_up = tree.up[s.idx()]
+                .iter()
+                .map(|c| self.best[c.to.idx()] + 1)
+                .min()
+                .unwrap_or(FAR);
             self.best[s.idx()] = self.down[s.idx()].min(via_up);
         }
         // Parents come before their children top-down, so a switch's
@@ -376,32 +431,59 @@ impl UpDownDistances {
             self.climbs[s.idx()] = s == t
                 || (best < FAR
                     && self.down[s.idx()] != best
-                    && tree.up[s.idx()].iter().filter(|c| self.best[c.to.idx()] + 1 == best).all(|c| self.climbs[c.to.idx()]));
+                    && tree.up[s.idx()]
+                        .iter()
+                        .filter(|c| self.best[c.to.idx()] + 1 == best)
+                        .all(|c| self.climbs[c.to.idx()]));
         }
         // Children before parents.
         for &s in tree.top_down.iter().rev() {
             self.turn[s.idx()] = if !second_vl {
                 FAR
             } else if self.best[s.idx()] < FAR {
-                if self.climbs[s.idx()] { 0 } else { FAR }
+                if self.climbs[s.idx()] {
+                    0
+                } else {
+                    FAR
+                }
             } else {
-                tree.down[s.idx()].iter().map(|c| self.turn[c.to.idx()] + 1).min().unwrap_or(FAR).min(FAR)
+                tree.down[s.idx()]
+                    .iter()
+                    .map(|c| self.turn[c.to.idx()] + 1)
+                    .min()
+                    .unwrap_or(FAR)
+                    .min(FAR)
             };
         }
     }
 
     /// How `s` forwards towards switch `t`, whatever the LID: the LID's
     /// up digits only pick among the candidates.
-    fn plan(&self, fabric: &Fabric, tree: &GenFatTree, (s, t): (SwitchId, SwitchId), plan: &mut Plan) {
+    fn plan(
+        &self,
+        fabric: &Fabric,
+        tree: &GenFatTree,
+        (s, t): (SwitchId, SwitchId),
+        plan: &mut Plan,
+    ) {
         let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
         let h = tree.height[s.idx()];
         plan.ports.clear();
         plan.switch_lid_ports.clear();
-        (plan.digit_at, plan.divisor, plan.only_switch_lids, plan.descends_on_vl1) = (h, 1, false, false);
+        (
+            plan.digit_at,
+            plan.divisor,
+            plan.only_switch_lids,
+            plan.descends_on_vl1,
+        ) = (h, 1, false, false);
         if best >= FAR {
             let g = fabric.graph();
             let d = u32::from(g.dist(s, t));
-            let shortest = g.cables(s).iter().filter(|c| u32::from(g.dist(c.to, t)) + 1 == d).map(|c| c.port);
+            let shortest = g
+                .cables(s)
+                .iter()
+                .filter(|c| u32::from(g.dist(c.to, t)) + 1 == d)
+                .map(|c| c.port);
             let turn = self.turn[s.idx()];
             if turn < FAR {
                 // Host LIDs down towards the nearest switch whose route
@@ -410,7 +492,12 @@ impl UpDownDistances {
                 plan.switch_lid_ports.extend(shortest);
                 plan.digit_at = h.wrapping_sub(1);
                 plan.descends_on_vl1 = true;
-                plan.ports.extend(tree.down[s.idx()].iter().filter(|c| self.turn[c.to.idx()] + 1 == turn).map(|c| c.port));
+                plan.ports.extend(
+                    tree.down[s.idx()]
+                        .iter()
+                        .filter(|c| self.turn[c.to.idx()] + 1 == turn)
+                        .map(|c| c.port),
+                );
             } else {
                 plan.only_switch_lids = g.hosts(s) > 0;
                 plan.ports.extend(shortest);
@@ -419,15 +506,29 @@ impl UpDownDistances {
             // Parallel cables down are spread by the rank the up digit
             // below gave (the cable within a bundle), other choices by
             // the whole digit.
-            let cands = || tree.down[s.idx()].iter().filter(|c| self.down[c.to.idx()] + 1 == down);
+            let cands = || {
+                tree.down[s.idx()]
+                    .iter()
+                    .filter(|c| self.down[c.to.idx()] + 1 == down)
+            };
             let first = cands().next().map(|c| c.to);
             plan.digit_at = h.wrapping_sub(1);
             if cands().all(|c| Some(c.to) == first) {
-                plan.divisor = tree.parents.get(h.wrapping_sub(1)).copied().unwrap_or(1).max(1);
+                plan.divisor = tree
+                    .parents
+                    .get(h.wrapping_sub(1))
+                    .copied()
+                    .unwrap_or(1)
+                    .max(1);
             }
             plan.ports.extend(cands().map(|c| c.port));
         } else {
-            plan.ports.extend(tree.up[s.idx()].iter().filter(|c| self.best[c.to.idx()] + 1 == best).map(|c| c.port));
+            plan.ports.extend(
+                tree.up[s.idx()]
+                    .iter()
+                    .filter(|c| self.best[c.to.idx()] + 1 == best)
+                    .map(|c| c.port),
+            );
         }
     }
 }
@@ -450,7 +551,11 @@ struct Plan {
 
 impl Plan {
     fn port(&self, choice: &[usize], to_switch: bool) -> PortNum {
-        let ports = if to_switch && self.descends_on_vl1 { &self.switch_lid_ports } else { &self.ports };
+        let ports = if to_switch && self.descends_on_vl1 {
+            &self.switch_lid_ports
+        } else {
+            &self.ports
+        };
         if ports.is_empty() || (self.only_switch_lids && !to_switch) {
             return NO_PATH;
         }
@@ -473,7 +578,11 @@ pub fn path_selection(fabric: &Fabric) -> Result<DlidChoice, Error> {
 fn choice_of(fabric: &Fabric, tree: &GenFatTree) -> DlidChoice {
     let hosts: Vec<(PortRef, Lid, u32, usize)> = fabric
         .end_ports()
-        .filter_map(|(at, p)| tree.host_index.get(&at).map(|&i| (at, p.lid, p.lid_count(), i)))
+        .filter_map(|(at, p)| {
+            tree.host_index
+                .get(&at)
+                .map(|&i| (at, p.lid, p.lid_count(), i))
+        })
         .collect();
     let digits: Vec<Vec<usize>> = hosts.iter().map(|h| tree.digits(h.3)).collect();
     let mut out = DlidChoice::new();
@@ -492,7 +601,11 @@ fn choice_of(fabric: &Fabric, tree: &GenFatTree) -> DlidChoice {
                     .map(|((&s, &d), &r)| {
                         let r = r.max(1);
                         span = span.saturating_mul(r);
-                        if span <= count as usize { (s + r - d) % r } else { 0 }
+                        if span <= count as usize {
+                            (s + r - d) % r
+                        } else {
+                            0
+                        }
                     })
                     .collect();
                 let offset = tree.compose(&offset) % count as usize;
@@ -507,8 +620,8 @@ fn choice_of(fabric: &Fabric, tree: &GenFatTree) -> DlidChoice {
 mod tests {
     use super::*;
     use crate::analysis::report::analyze;
-    use crate::routing::walk::trace;
     use crate::gen::{self, fattree::fattree};
+    use crate::routing::walk::trace;
 
     fn tree_fabric(m: usize, n: usize, lmc: u8) -> Fabric {
         let mut b = gen::shuffle_ports(&fattree(m, n).unwrap(), 9);
@@ -525,7 +638,11 @@ mod tests {
             let report = analyze(&f, &r);
             assert!(report.delivered(), "FT({m},{n}): {:?}", report.failures);
             assert!(report.credit_loop.is_none(), "FT({m},{n})");
-            assert!(report.max_hops() <= 2 * (n - 1), "FT({m},{n}): {} hops", report.max_hops());
+            assert!(
+                report.max_hops() <= 2 * (n - 1),
+                "FT({m},{n}): {} hops",
+                report.max_hops()
+            );
             assert_eq!(r.vls_needed(), 1);
         }
     }
@@ -539,7 +656,11 @@ mod tests {
         let tree = crate::topology::fattree::recognize(&f).unwrap();
         let choice = path_selection(&f).unwrap();
         let port_of = |label: &[usize]| {
-            let (&node, _) = tree.host_label.iter().find(|(_, l)| l.as_slice() == label).unwrap();
+            let (&node, _) = tree
+                .host_label
+                .iter()
+                .find(|(_, l)| l.as_slice() == label)
+                .unwrap();
             (PortRef::new(node, 1), f.node(node).port(1).unwrap().lid)
         };
         let r = route(&f, &MlidOptions::default()).unwrap();
@@ -558,7 +679,10 @@ mod tests {
                 // no two sources share a link (down from level 1 they
                 // must: the destination leaf has only 4 uplinks).
                 for h in &hops[..3] {
-                    assert!(used.insert((h.switch, h.out_port)), "two sources share a link");
+                    assert!(
+                        used.insert((h.switch, h.out_port)),
+                        "two sources share a link"
+                    );
                 }
             }
         }
@@ -567,11 +691,21 @@ mod tests {
     #[test]
     fn lmc_plan_needs_and_fits() {
         let t = recognize(&tree_fabric(4, 3, 0)).unwrap();
-        assert_eq!(LmcPlan::new(&t, 20, 0xBFFF), LmcPlan { needed: 2, target: 2, max_lid: 0xBFFF });
+        assert_eq!(
+            LmcPlan::new(&t, 20, 0xBFFF),
+            LmcPlan {
+                needed: 2,
+                target: 2,
+                max_lid: 0xBFFF
+            }
+        );
         let big = recognize(&tree_fabric(16, 3, 0)).unwrap();
         let plan = LmcPlan::new(&big, 320, 0xBFFF);
         assert_eq!((plan.needed, plan.target), (6, 5));
-        assert!(plan.limit_note(&big).unwrap().contains("LMC 5 is the largest that fits"));
+        assert!(plan
+            .limit_note(&big)
+            .unwrap()
+            .contains("LMC 5 is the largest that fits"));
         // ibsim's switches hold 30,720 LIDs: 1,344 ports × 32 may not fit.
         assert_eq!(LmcPlan::new(&big, 320, 30720).target, 4);
     }
@@ -595,14 +729,27 @@ mod tests {
     fn declines_what_is_not_a_tree() {
         let mut b = gen::hyperx::hyperx(&[3, 3], &[1, 1], 1).unwrap();
         b.assign_lids_sequential(0).unwrap();
-        let e = route(&b.build().unwrap(), &MlidOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("mlid declines: the fabric is not a fat tree"), "{e}");
-        assert!(!e.contains("updn"), "no fallback advice needed at lmc 0: {e}");
+        let e = route(&b.build().unwrap(), &MlidOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("mlid declines: the fabric is not a fat tree"),
+            "{e}"
+        );
+        assert!(
+            !e.contains("updn"),
+            "no fallback advice needed at lmc 0: {e}"
+        );
         // With LMC > 0 the decline names the fallback that can route it.
         let mut b = gen::hyperx::hyperx(&[3, 3], &[1, 1], 1).unwrap();
         b.assign_lids_sequential(2).unwrap();
-        let e = route(&b.build().unwrap(), &MlidOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("`routing_engine mlid,updn`") && e.contains("ftree refuses LMC > 0"), "{e}");
+        let e = route(&b.build().unwrap(), &MlidOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`routing_engine mlid,updn`") && e.contains("ftree refuses LMC > 0"),
+            "{e}"
+        );
     }
 
     fn with_lids(b: crate::fabric::FabricBuilder, lmc: u8) -> Fabric {
@@ -633,22 +780,36 @@ mod tests {
                 let s = SwitchId::new(s);
                 let hosts_above = !leaf(s) && f.graph().hosts(s) > 0 && !to_switch;
                 let here = hosts_above || f.lid_switch(lid) == Some(s);
-                assert!(here || lft.get(lid) != NO_PATH, "{what}: LID {lid:?} ({owner:?}) unrouted at switch {s:?}");
+                assert!(
+                    here || lft.get(lid) != NO_PATH,
+                    "{what}: LID {lid:?} ({owner:?}) unrouted at switch {s:?}"
+                );
             }
         }
-        for src in f.end_ports().filter(|(at, _)| !f.node(at.node).is_switch()).map(|(at, _)| at) {
+        for src in f
+            .end_ports()
+            .filter(|(at, _)| !f.node(at.node).is_switch())
+            .map(|(at, _)| at)
+        {
             let src_lid = f.port(src).unwrap().lid;
             for (dlid, dst) in f.ca_lids() {
                 if dst.node == src.node || (!on_leaf(src_lid) && !on_leaf(dlid)) {
                     continue;
                 }
-                assert!(trace(f, &r.lfts, src, dlid).is_ok(), "{what}: {src:?} -> {dlid:?} not delivered");
+                assert!(
+                    trace(f, &r.lfts, src, dlid).is_ok(),
+                    "{what}: {src:?} -> {dlid:?} not delivered"
+                );
             }
         }
         let report = analyze(f, &r);
         assert!(report.credit_loop.is_none(), "{what}: credit loop");
         let sl1 = r.path_sl.sls_used() == [0, VL1_SL];
-        assert_eq!(r.vls_needed() == 2, sl1, "{what}: VL 1 without SL 1 or back");
+        assert_eq!(
+            r.vls_needed() == 2,
+            sl1,
+            "{what}: VL 1 without SL 1 or back"
+        );
         assert!(r.vls_needed() <= 2);
         report
     }
@@ -656,13 +817,22 @@ mod tests {
     #[test]
     fn pgfts_with_parallel_cables_cut_cables_and_top_hosts_route_up_down() {
         use crate::gen::pgft::{pgft_with_top_hosts, Pgft};
-        let p3 = Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
+        let p3 = Pgft {
+            down: vec![4, 4, 3],
+            up: vec![1, 2, 2],
+            parallel: vec![1, 2, 1],
+        };
         let ls = Pgft::leaf_spine(6, 8, 4, 2);
-        for (name, p, top_hosts, cut) in
-            [("p3", &p3, 0, 0.0), ("p3+top", &p3, 3, 0.0), ("p3 cut", &p3, 0, 0.1), ("ls", &ls, 2, 0.0), ("ls cut", &ls, 1, 0.15)]
-        {
+        for (name, p, top_hosts, cut) in [
+            ("p3", &p3, 0, 0.0),
+            ("p3+top", &p3, 3, 0.0),
+            ("p3 cut", &p3, 0, 0.1),
+            ("ls", &ls, 2, 0.0),
+            ("ls cut", &ls, 1, 0.15),
+        ] {
             for seed in 1..4 {
-                let mut b = gen::shuffle_ports(&pgft_with_top_hosts(p, top_hosts, seed).unwrap(), seed);
+                let mut b =
+                    gen::shuffle_ports(&pgft_with_top_hosts(p, top_hosts, seed).unwrap(), seed);
                 gen::degrade::drop_links(&mut b, cut, seed).unwrap();
                 if !gen::degrade::switches_connected(&b) {
                     continue;
@@ -671,7 +841,11 @@ mod tests {
                 let report = assert_routes_everything(&f, &format!("{name} seed {seed}"));
                 // Undamaged: no path longer than up to the top and down.
                 if cut == 0.0 {
-                    assert!(report.max_hops() <= 2 * (p.levels() - 1), "{name}: {} hops", report.max_hops());
+                    assert!(
+                        report.max_hops() <= 2 * (p.levels() - 1),
+                        "{name}: {} hops",
+                        report.max_hops()
+                    );
                 }
             }
         }
@@ -709,13 +883,20 @@ mod tests {
             }
             None
         };
-        let hosts: Vec<PortRef> = f.end_ports().filter(|(at, _)| !f.node(at.node).is_switch()).map(|(at, _)| at).collect();
+        let hosts: Vec<PortRef> = f
+            .end_ports()
+            .filter(|(at, _)| !f.node(at.node).is_switch())
+            .map(|(at, _)| at)
+            .collect();
         for &src in hosts.iter().step_by(3) {
             for &dst in hosts.iter().step_by(5) {
                 if src.node == dst.node {
                     continue;
                 }
-                let leaf = |p: PortRef| f.switch_id(f.port(p).unwrap().remote.unwrap().node).unwrap();
+                let leaf = |p: PortRef| {
+                    f.switch_id(f.port(p).unwrap().remote.unwrap().node)
+                        .unwrap()
+                };
                 let want = shortest(leaf(src), leaf(dst)).unwrap();
                 for lid in f.port(dst).unwrap().lids() {
                     let hops = trace(&f, &r.lfts, src, lid).unwrap();
@@ -738,8 +919,18 @@ mod tests {
         let base = effective_bisection(&f, &r, 300, 1);
         assert!(base >= 0.95 * 0.759, "base-LID EBB {base}");
         let choice = path_selection(&f).unwrap();
-        let chosen = effective_bisection_with_progress(&f, &r, 300, 1, &|s, d| choice.get(s, d).unwrap_or(d), &|_, _| {});
-        assert!(chosen >= 0.95 * 0.759 && chosen >= base, "EBB with the choice {chosen}, base {base}");
+        let chosen = effective_bisection_with_progress(
+            &f,
+            &r,
+            300,
+            1,
+            &|s, d| choice.get(s, d).unwrap_or(d),
+            &|_, _| {},
+        );
+        assert!(
+            chosen >= 0.95 * 0.759 && chosen >= base,
+            "EBB with the choice {chosen}, base {base}"
+        );
     }
 
     /// §4.2 generalised on a PGFT with parallel cables: the hosts of one
@@ -748,28 +939,54 @@ mod tests {
     #[test]
     fn a_leafs_sources_take_distinct_up_cables_on_a_pgft() {
         use crate::gen::pgft::{pgft, Pgft};
-        let p = Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
+        let p = Pgft {
+            down: vec![4, 4, 3],
+            up: vec![1, 2, 2],
+            parallel: vec![1, 2, 1],
+        };
         let f = with_lids(gen::shuffle_ports(&pgft(&p).unwrap(), 2), 3);
         let tree = tree_of(&f).unwrap();
         let r = route(&f, &MlidOptions::default()).unwrap();
         let choice = path_selection(&f).unwrap();
-        let leaf = |at: PortRef| f.switch_id(f.port(at).unwrap().remote.unwrap().node).unwrap();
-        let hosts: Vec<(PortRef, Lid)> =
-            f.end_ports().filter(|(at, _)| tree.host_index.contains_key(at)).map(|(at, p)| (at, p.lid)).collect();
-        let (_, dbase) = hosts.iter().copied().max_by_key(|(at, _)| tree.host_index[at]).unwrap();
-        let first_leaf = leaf(hosts.iter().find(|(at, _)| tree.host_index[at] == 0).unwrap().0);
+        let leaf = |at: PortRef| {
+            f.switch_id(f.port(at).unwrap().remote.unwrap().node)
+                .unwrap()
+        };
+        let hosts: Vec<(PortRef, Lid)> = f
+            .end_ports()
+            .filter(|(at, _)| tree.host_index.contains_key(at))
+            .map(|(at, p)| (at, p.lid))
+            .collect();
+        let (_, dbase) = hosts
+            .iter()
+            .copied()
+            .max_by_key(|(at, _)| tree.host_index[at])
+            .unwrap();
+        let first_leaf = leaf(
+            hosts
+                .iter()
+                .find(|(at, _)| tree.host_index[at] == 0)
+                .unwrap()
+                .0,
+        );
         let mut used = std::collections::HashSet::new();
         for &(src, slid) in hosts.iter().filter(|(at, _)| leaf(*at) == first_leaf) {
             let dlid = choice.get(slid, dbase).unwrap();
             let hops = trace(&f, &r.lfts, src, dlid).unwrap();
-            assert!(used.insert((hops[0].switch, hops[0].out_port)), "two sources share an up-cable");
+            assert!(
+                used.insert((hops[0].switch, hops[0].out_port)),
+                "two sources share an up-cable"
+            );
         }
         assert_eq!(used.len(), 4);
     }
 
     /// The host switches above the leaves of `f`, one entry per switch.
     fn switches_above_with_hosts(f: &Fabric, tree: &GenFatTree) -> Vec<SwitchId> {
-        f.graph().ids().filter(|&s| tree.height[s.idx()] > 0 && f.graph().hosts(s) > 0).collect()
+        f.graph()
+            .ids()
+            .filter(|&s| tree.height[s.idx()] > 0 && f.graph().hosts(s) > 0)
+            .collect()
     }
 
     /// Generated PGFTs and leaf–spines with hosts on at least two
@@ -777,14 +994,27 @@ mod tests {
     /// each shape must give some).
     fn trees_with_hosts_on_two_tops(budget: crate::fabric::VlBudget) -> Vec<(String, Fabric)> {
         use crate::gen::pgft::{pgft_with_top_hosts, Pgft};
-        let p3 = Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
+        let p3 = Pgft {
+            down: vec![4, 4, 3],
+            up: vec![1, 2, 2],
+            parallel: vec![1, 2, 1],
+        };
         let ls = Pgft::leaf_spine(6, 8, 4, 2);
-        let ft = Pgft { down: vec![2, 2, 4], up: vec![1, 2, 2], parallel: vec![1, 1, 1] };
+        let ft = Pgft {
+            down: vec![2, 2, 4],
+            up: vec![1, 2, 2],
+            parallel: vec![1, 1, 1],
+        };
         let mut out = Vec::new();
-        for (name, p, top_hosts) in [("p3", &p3, 3), ("leaf-spine", &ls, 3), ("FT(4,3)-like", &ft, 3)] {
+        for (name, p, top_hosts) in [
+            ("p3", &p3, 3),
+            ("leaf-spine", &ls, 3),
+            ("FT(4,3)-like", &ft, 3),
+        ] {
             let before = out.len();
             for seed in 1..9 {
-                let mut b = gen::shuffle_ports(&pgft_with_top_hosts(p, top_hosts, seed).unwrap(), seed);
+                let mut b =
+                    gen::shuffle_ports(&pgft_with_top_hosts(p, top_hosts, seed).unwrap(), seed);
                 b.set_vl_budget(budget.clone());
                 let f = with_lids(b, 2);
                 let tree = tree_of(&f).unwrap();
@@ -792,30 +1022,54 @@ mod tests {
                 // Every switch with hosts that the generator put on top
                 // must be recognised there (one with as large a host share
                 // as a leaf is taken for a leaf: another case).
-                let leaves = f.graph().ids().filter(|&s| f.switch_node(s).desc.starts_with("pgft-l1-")).count();
-                let at_height_0 = f.graph().ids().filter(|&s| tree.height[s.idx()] == 0).count();
-                let distinct_tops = tops.iter().filter(|&&s| tree.height[s.idx()] == tree.top).count();
+                let leaves = f
+                    .graph()
+                    .ids()
+                    .filter(|&s| f.switch_node(s).desc.starts_with("pgft-l1-"))
+                    .count();
+                let at_height_0 = f
+                    .graph()
+                    .ids()
+                    .filter(|&s| tree.height[s.idx()] == 0)
+                    .count();
+                let distinct_tops = tops
+                    .iter()
+                    .filter(|&&s| tree.height[s.idx()] == tree.top)
+                    .count();
                 if distinct_tops >= 2 && at_height_0 == leaves {
                     out.push((format!("{name} seed {seed}"), f));
                 }
             }
-            assert!(out.len() > before, "{name}: no seed put hosts on two top switches");
+            assert!(
+                out.len() > before,
+                "{name}: no seed put hosts on two top switches"
+            );
         }
         out
     }
 
     /// The heights a route passes, switch by switch.
-    fn heights_along(f: &Fabric, tree: &GenFatTree, r: &Routing, src: PortRef, dlid: Lid) -> Vec<usize> {
-        let hops = trace(f, &r.lfts, src, dlid).unwrap_or_else(|e| panic!("{src:?} -> {dlid:?}: {e:?}"));
+    fn heights_along(
+        f: &Fabric,
+        tree: &GenFatTree,
+        r: &Routing,
+        src: PortRef,
+        dlid: Lid,
+    ) -> Vec<usize> {
+        let hops =
+            trace(f, &r.lfts, src, dlid).unwrap_or_else(|e| panic!("{src:?} -> {dlid:?}: {e:?}"));
         hops.iter().map(|h| tree.height[h.switch.idx()]).collect()
     }
 
     /// Whether `heights` first only rises, then only falls (up*/down*),
     /// or, with `valley`, first only falls, then only rises.
     fn one_turn(heights: &[usize], valley: bool) -> bool {
-        let turn = heights.windows(2).position(|w| if valley { w[1] > w[0] } else { w[1] < w[0] });
+        let turn = heights
+            .windows(2)
+            .position(|w| if valley { w[1] > w[0] } else { w[1] < w[0] });
         let rest = turn.map_or(&heights[..0], |i| &heights[i..]);
-        rest.windows(2).all(|w| if valley { w[1] > w[0] } else { w[1] < w[0] })
+        rest.windows(2)
+            .all(|w| if valley { w[1] > w[0] } else { w[1] < w[0] })
     }
 
     /// Hosts on two different top switches have no up*/down* path: they
@@ -834,19 +1088,43 @@ mod tests {
             let r = route(f, &MlidOptions::default()).unwrap();
             let report = analyze(f, &r);
             assert!(report.delivered(), "{what}: {:?}", report.failures);
-            assert!(report.credit_loop.is_none(), "{what}: credit loop with the VLs");
-            assert_eq!((r.vls_needed(), report.sls_used.clone(), report.vls_used.clone()), (2, vec![0, 1], vec![0, 1]), "{what}");
+            assert!(
+                report.credit_loop.is_none(),
+                "{what}: credit loop with the VLs"
+            );
+            assert_eq!(
+                (
+                    r.vls_needed(),
+                    report.sls_used.clone(),
+                    report.vls_used.clone()
+                ),
+                (2, vec![0, 1], vec![0, 1]),
+                "{what}"
+            );
             let sl2vl = r.sl2vl.as_ref().unwrap();
             let g = f.graph();
             for s in g.ids() {
-                for (i, o) in (0..g.port_slots(s) as u8).flat_map(|i| (0..g.port_slots(s) as u8).map(move |o| (i, o))) {
+                for (i, o) in (0..g.port_slots(s) as u8)
+                    .flat_map(|i| (0..g.port_slots(s) as u8).map(move |o| (i, o)))
+                {
                     let t = sl2vl.switch_table(s, PortNum::new(i), PortNum::new(o));
-                    assert_eq!((t[0], t[1]), (0, 1), "{what}: SL 0 -> VL 0, SL 1 -> VL 1 everywhere");
+                    assert_eq!(
+                        (t[0], t[1]),
+                        (0, 1),
+                        "{what}: SL 0 -> VL 0, SL 1 -> VL 1 everywhere"
+                    );
                 }
             }
             let tops = switches_above_with_hosts(f, &tree);
-            let switch_of = |at: PortRef| f.switch_id(f.port(at).unwrap().remote.unwrap().node).unwrap();
-            let hosts: Vec<PortRef> = f.end_ports().filter(|(at, _)| !f.node(at.node).is_switch()).map(|(at, _)| at).collect();
+            let switch_of = |at: PortRef| {
+                f.switch_id(f.port(at).unwrap().remote.unwrap().node)
+                    .unwrap()
+            };
+            let hosts: Vec<PortRef> = f
+                .end_ports()
+                .filter(|(at, _)| !f.node(at.node).is_switch())
+                .map(|(at, _)| at)
+                .collect();
             let mut valleys = 0;
             for &src in &hosts {
                 let slid = f.port(src).unwrap().lid;
@@ -859,25 +1137,42 @@ mod tests {
                     for dlid in f.port(dst).unwrap().lids() {
                         let sl = r.path_sl.sl(slid, dlid);
                         let heights = heights_along(f, &tree, &r, src, dlid);
-                        assert_eq!(sl == VL1_SL, across_tops, "{what}: {src:?} -> {dlid:?} on SL {sl}");
+                        assert_eq!(
+                            sl == VL1_SL,
+                            across_tops,
+                            "{what}: {src:?} -> {dlid:?} on SL {sl}"
+                        );
                         if across_tops {
-                            assert!(one_turn(&heights, true), "{what}: {src:?} -> {dlid:?} not down, then up: {heights:?}");
+                            assert!(
+                                one_turn(&heights, true),
+                                "{what}: {src:?} -> {dlid:?} not down, then up: {heights:?}"
+                            );
                             valleys += 1;
                         } else {
-                            assert!(one_turn(&heights, false), "{what}: {src:?} -> {dlid:?} not up*/down*: {heights:?}");
+                            assert!(
+                                one_turn(&heights, false),
+                                "{what}: {src:?} -> {dlid:?} not up*/down*: {heights:?}"
+                            );
                         }
                     }
                 }
             }
             assert!(valleys > 0, "{what}");
             // The same tables on VL 0 alone.
-            let flat = Routing { sl2vl: None, path_sl: PathSl::Uniform(0), ..r.clone() };
+            let flat = Routing {
+                sl2vl: None,
+                path_sl: PathSl::Uniform(0),
+                ..r.clone()
+            };
             let flat_report = analyze(f, &flat);
             flat_loops += usize::from(flat_report.credit_loop.is_some());
         }
         // On one VL the valleys close credit loops (not necessarily on
         // every small tree, so counted over all of them).
-        assert!(flat_loops > 0, "no tree has a credit loop on one VL: the test would not catch a missing VL");
+        assert!(
+            flat_loops > 0,
+            "no tree has a credit loop on one VL: the test would not catch a missing VL"
+        );
     }
 
     /// With one VL (or qos off) mlid keeps up*/down* for everything and
@@ -886,25 +1181,45 @@ mod tests {
     #[test]
     fn with_one_vl_pairs_between_top_switches_stay_unrouted() {
         use crate::fabric::VlBudget;
-        let one = VlBudget { data_vls: 1, limited_by: "the test offers 1".into(), ..VlBudget::default() };
-        let no_qos = VlBudget { sl2vl_programmed: false, ..VlBudget::default() };
+        let one = VlBudget {
+            data_vls: 1,
+            limited_by: "the test offers 1".into(),
+            ..VlBudget::default()
+        };
+        let no_qos = VlBudget {
+            sl2vl_programmed: false,
+            ..VlBudget::default()
+        };
         for budget in [one, no_qos] {
             for (what, f) in trees_with_hosts_on_two_tops(budget.clone()) {
                 let tree = tree_of(&f).unwrap();
                 let r = route(&f, &MlidOptions::default()).unwrap();
-                assert!(r.sl2vl.is_none() && r.path_sl == PathSl::Uniform(0), "{what}");
+                assert!(
+                    r.sl2vl.is_none() && r.path_sl == PathSl::Uniform(0),
+                    "{what}"
+                );
                 let report = analyze(&f, &r);
                 assert!(report.credit_loop.is_none(), "{what}");
                 let tops = switches_above_with_hosts(&f, &tree);
-                let switch_of = |at: PortRef| f.switch_id(f.port(at).unwrap().remote.unwrap().node).unwrap();
-                let hosts: Vec<PortRef> =
-                    f.end_ports().filter(|(at, _)| !f.node(at.node).is_switch()).map(|(at, _)| at).collect();
+                let switch_of = |at: PortRef| {
+                    f.switch_id(f.port(at).unwrap().remote.unwrap().node)
+                        .unwrap()
+                };
+                let hosts: Vec<PortRef> = f
+                    .end_ports()
+                    .filter(|(at, _)| !f.node(at.node).is_switch())
+                    .map(|(at, _)| at)
+                    .collect();
                 for &src in &hosts {
                     for &dst in &hosts {
                         let (a, b) = (switch_of(src), switch_of(dst));
                         let across_tops = a != b && tops.contains(&a) && tops.contains(&b);
                         let arrives = trace(&f, &r.lfts, src, f.port(dst).unwrap().lid).is_ok();
-                        assert_eq!(arrives, !across_tops || src.node == dst.node, "{what} {budget:?}: {src:?} -> {dst:?}");
+                        assert_eq!(
+                            arrives,
+                            !across_tops || src.node == dst.node,
+                            "{what} {budget:?}: {src:?} -> {dst:?}"
+                        );
                     }
                 }
             }

@@ -36,7 +36,11 @@ pub struct Outcome {
 
 impl From<Routing> for Outcome {
     fn from(routing: Routing) -> Self {
-        Outcome { routing, dlid_choice: None, lmc_request: None }
+        Outcome {
+            routing,
+            dlid_choice: None,
+            lmc_request: None,
+        }
     }
 }
 
@@ -83,18 +87,33 @@ impl EngineInfo {
 }
 
 /// Every engine, in the order the plugin registers them.
-pub static ENGINES: &[&EngineInfo] = &[&dla::INFO, &pssp::INFO, &layered::INFO, &mlid::INFO, &sfmin::INFO, &hxdor::INFO];
+pub static ENGINES: &[&EngineInfo] = &[
+    &dla::INFO,
+    &pssp::INFO,
+    &layered::INFO,
+    &mlid::INFO,
+    &sfmin::INFO,
+    &hxdor::INFO,
+];
 
 pub fn find(name: &str) -> Result<&'static EngineInfo, Error> {
-    ENGINES.iter().copied().find(|e| e.name == name).ok_or_else(|| Error::UnknownEngine {
-        name: name.to_string(),
-        known: ENGINES.iter().map(|e| e.name.to_string()).collect(),
-    })
+    ENGINES
+        .iter()
+        .copied()
+        .find(|e| e.name == name)
+        .ok_or_else(|| Error::UnknownEngine {
+            name: name.to_string(),
+            known: ENGINES.iter().map(|e| e.name.to_string()).collect(),
+        })
 }
 
 /// The sections a configuration file may have: every engine's and `dump`.
 pub fn config_sections() -> Vec<&'static str> {
-    ENGINES.iter().map(|e| e.name).chain([crate::config::DUMP_SECTION]).collect()
+    ENGINES
+        .iter()
+        .map(|e| e.name)
+        .chain([crate::config::DUMP_SECTION])
+        .collect()
 }
 
 #[cfg(test)]
@@ -104,10 +123,24 @@ mod tests {
     #[test]
     fn every_engine_builds_from_its_defaults_and_rejects_unknown_keys() {
         for info in ENGINES {
-            assert!((info.build)(&Section::empty(info.name)).is_ok(), "{}'s defaults must parse", info.name);
-            let settings = crate::config::Settings::parse(&format!("{}.no_such_key 1\n", info.name), "t", &config_sections());
-            let err = (info.build)(&settings.section(info.name)).err().expect("unknown key refused");
-            assert!(err.to_string().contains("unknown key"), "{}: {err}", info.name);
+            assert!(
+                (info.build)(&Section::empty(info.name)).is_ok(),
+                "{}'s defaults must parse",
+                info.name
+            );
+            let settings = crate::config::Settings::parse(
+                &format!("{}.no_such_key 1\n", info.name),
+                "t",
+                &config_sections(),
+            );
+            let err = (info.build)(&settings.section(info.name))
+                .err()
+                .expect("unknown key refused");
+            assert!(
+                err.to_string().contains("unknown key"),
+                "{}: {err}",
+                info.name
+            );
         }
         let names: std::collections::HashSet<&str> = ENGINES.iter().map(|e| e.name).collect();
         assert_eq!(names.len(), ENGINES.len(), "engine names are unique");

@@ -62,7 +62,11 @@ impl PsspOptions {
 
 impl Default for PsspOptions {
     fn default() -> Self {
-        PsspOptions { deadlock_removal: true, layering: LayeringOptions::default(), seed: 0 }
+        PsspOptions {
+            deadlock_removal: true,
+            layering: LayeringOptions::default(),
+            seed: 0,
+        }
     }
 }
 
@@ -73,7 +77,10 @@ pub const INFO: EngineInfo = EngineInfo {
     options: &[&[DEADLOCK_REMOVAL, SEED], vl_layers::OPTIONS],
     build: |s| {
         let options = PsspOptions::read(s)?;
-        Ok(Box::new(super::Configured { options, route: |f, o| route(f, o).map(Outcome::from) }))
+        Ok(Box::new(super::Configured {
+            options,
+            route: |f, o| route(f, o).map(Outcome::from),
+        }))
     },
 };
 
@@ -93,10 +100,15 @@ pub const INFO: EngineInfo = EngineInfo {
 pub(crate) fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<Lid>)> {
     let mut ports: Vec<(usize, SwitchId, PortRef, Vec<Lid>)> = Vec::new();
     let mut seen_behind = vec![0usize; fabric.switch_count()];
-    let mut by_lid: Vec<(PortRef, Vec<Lid>)> = fabric.end_ports().map(|(at, p)| (at, p.lids().collect())).collect();
+    let mut by_lid: Vec<(PortRef, Vec<Lid>)> = fabric
+        .end_ports()
+        .map(|(at, p)| (at, p.lids().collect()))
+        .collect();
     by_lid.sort_by_key(|(_, lids)| lids[0]);
     for (at, lids) in by_lid {
-        let Some(sw) = fabric.lid_switch(lids[0]) else { continue };
+        let Some(sw) = fabric.lid_switch(lids[0]) else {
+            continue;
+        };
         let rank = if fabric.node(at.node).is_switch() {
             usize::MAX
         } else {
@@ -114,7 +126,10 @@ pub(crate) fn destinations(fabric: &Fabric, seed: u64) -> Vec<(PortRef, Vec<Lid>
         let place = leaves_by_subtree(fabric.graph());
         ports.sort_by_key(|&(rank, sw, _, _)| (rank == usize::MAX, place[sw.idx()], rank));
     }
-    let mut ports: Vec<(PortRef, Vec<Lid>)> = ports.into_iter().map(|(_, _, at, lids)| (at, lids)).collect();
+    let mut ports: Vec<(PortRef, Vec<Lid>)> = ports
+        .into_iter()
+        .map(|(_, _, at, lids)| (at, lids))
+        .collect();
     if seed != 0 {
         Rng::new(seed).shuffle(&mut ports);
     }
@@ -143,9 +158,20 @@ fn leaves_by_subtree(graph: &crate::fabric::SwitchGraph) -> Vec<usize> {
         // Breadth-first order is by distance, then discovery; the lowest
         // id among the nearest unplaced leaves keeps it id-independent.
         let unplaced = |s: &SwitchId| graph.hosts(*s) > 0 && place[s.idx()] == usize::MAX;
-        let nearest = bfs.order().iter().filter(|s| unplaced(s)).map(|&s| bfs.dist(s)).min();
+        let nearest = bfs
+            .order()
+            .iter()
+            .filter(|s| unplaced(s))
+            .map(|&s| bfs.dist(s))
+            .min();
         current = nearest
-            .and_then(|d| bfs.order().iter().copied().filter(|s| unplaced(s) && bfs.dist(*s) == d).min())
+            .and_then(|d| {
+                bfs.order()
+                    .iter()
+                    .copied()
+                    .filter(|s| unplaced(s) && bfs.dist(*s) == d)
+                    .min()
+            })
             .or_else(|| graph.ids().find(unplaced));
     }
     for (k, s) in graph.ids().filter(|&s| graph.hosts(s) == 0).enumerate() {
@@ -165,14 +191,26 @@ pub struct MinimalTables {
 
 pub fn route(fabric: &Fabric, opts: &PsspOptions) -> Result<Routing, Error> {
     if fabric.switch_count() == 0 {
-        return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
+        return Err(Error::declined(
+            NAME,
+            "the fabric has no switches; nothing to route",
+        ));
     }
-    let MinimalTables { lfts, lid_order, edge_forwarding_index } = balanced_minimal(fabric, opts.seed, NAME);
+    let MinimalTables {
+        lfts,
+        lid_order,
+        edge_forwarding_index,
+    } = balanced_minimal(fabric, opts.seed, NAME);
     let routing = if opts.deadlock_removal {
         vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)?
     } else {
         log::warn!("{NAME}: deadlock removal is off (pssp.deadlock_removal FALSE): the routing may have credit loops");
-        Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) }
+        Routing {
+            engine: NAME.to_string(),
+            lfts,
+            sl2vl: None,
+            path_sl: PathSl::Uniform(0),
+        }
     };
     log::info!(
         "{NAME}: {} LIDs routed on minimal paths, edge forwarding index {edge_forwarding_index}, {} SLs/VLs",
@@ -195,7 +233,9 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
     let mut unreachable = 0usize;
     let mut turn = 0usize;
     for (k, (owner, lids)) in order.iter().enumerate() {
-        let Some(t) = fabric.lid_switch(lids[0]) else { continue };
+        let Some(t) = fabric.lid_switch(lids[0]) else {
+            continue;
+        };
         let is_ca = !fabric.node(owner.node).is_switch();
         let last_port = fabric.delivery_port(*owner);
         bfs.run(graph, t);
@@ -224,7 +264,10 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
     if unreachable > 0 {
         log::warn!("{engine}: the switches are not all connected; {unreachable} (switch, LID) pairs have no route");
     }
-    let lid_order: Vec<Lid> = order.iter().flat_map(|(_, lids)| lids.iter().copied()).collect();
+    let lid_order: Vec<Lid> = order
+        .iter()
+        .flat_map(|(_, lids)| lids.iter().copied())
+        .collect();
     let edge_forwarding_index = if BundleSpreader::has_bundles(graph) {
         let mut spreader = BundleSpreader::new(graph);
         spreader.spread(fabric, &mut lfts, &lid_order);
@@ -232,7 +275,11 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
     } else {
         trees.edge_forwarding_index()
     };
-    MinimalTables { lfts, lid_order, edge_forwarding_index }
+    MinimalTables {
+        lfts,
+        lid_order,
+        edge_forwarding_index,
+    }
 }
 
 #[cfg(test)]
@@ -241,17 +288,38 @@ mod tests {
 
     #[test]
     fn defaults_are_what_the_options_say() {
-        assert_eq!(PsspOptions::read(&Section::empty(NAME)).unwrap(), PsspOptions::default());
+        assert_eq!(
+            PsspOptions::read(&Section::empty(NAME)).unwrap(),
+            PsspOptions::default()
+        );
     }
 
     #[test]
     fn options_are_read_from_the_pssp_section() {
-        let text = "pssp.max_vls 4\npssp.deadlock_removal FALSE\npssp.best_effort yes\npssp.seed 9\n";
-        let settings = crate::config::Settings::parse(text, "x", &crate::engines::config_sections());
+        let text =
+            "pssp.max_vls 4\npssp.deadlock_removal FALSE\npssp.best_effort yes\npssp.seed 9\n";
+        let settings =
+            crate::config::Settings::parse(text, "x", &crate::engines::config_sections());
         let o = PsspOptions::read(&settings.section(NAME)).unwrap();
         let l = &o.layering;
-        assert_eq!((l.max_vls, o.deadlock_removal, l.balance_vls, o.seed, l.best_effort), (4, false, true, 9, true));
-        let bad = crate::config::Settings::parse("pssp.balance_vls maybe\n", "x", &crate::engines::config_sections());
-        assert!(PsspOptions::read(&bad.section(NAME)).unwrap_err().message.contains("TRUE or FALSE"));
+        assert_eq!(
+            (
+                l.max_vls,
+                o.deadlock_removal,
+                l.balance_vls,
+                o.seed,
+                l.best_effort
+            ),
+            (4, false, true, 9, true)
+        );
+        let bad = crate::config::Settings::parse(
+            "pssp.balance_vls maybe\n",
+            "x",
+            &crate::engines::config_sections(),
+        );
+        assert!(PsspOptions::read(&bad.section(NAME))
+            .unwrap_err()
+            .message
+            .contains("TRUE or FALSE"));
     }
 }

@@ -63,7 +63,9 @@ pub struct SfminOptions {
 impl SfminOptions {
     pub fn read(s: &Section) -> Result<Self, ConfigError> {
         s.check_known(INFO.options)?;
-        Ok(SfminOptions { seed: s.number(&SEED, 0, u64::MAX)? })
+        Ok(SfminOptions {
+            seed: s.number(&SEED, 0, u64::MAX)?,
+        })
     }
 }
 
@@ -85,7 +87,11 @@ fn farthest_pair(g: &SwitchGraph) -> (SwitchId, SwitchId, usize) {
     let mut worst = (SwitchId::default(), SwitchId::default(), 0);
     for a in g.ids() {
         for (b, &d) in g.ids().zip(g.dist_row(a)) {
-            let d = if d == UNREACHABLE { usize::MAX } else { d as usize };
+            let d = if d == UNREACHABLE {
+                usize::MAX
+            } else {
+                d as usize
+            };
             if d > worst.2 {
                 worst = (a, b, d);
             }
@@ -96,13 +102,19 @@ fn farthest_pair(g: &SwitchGraph) -> (SwitchId, SwitchId, usize) {
 
 pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> {
     if fabric.switch_count() == 0 {
-        return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
+        return Err(Error::declined(
+            NAME,
+            "the fabric has no switches; nothing to route",
+        ));
     }
     let name = |s: SwitchId| fabric.describe_switch(s);
     let graph = fabric.graph();
     let (a, b, d) = farthest_pair(graph);
     if d == usize::MAX {
-        return Err(Error::declined(NAME, format!("{} and {} are not connected", name(a), name(b))));
+        return Err(Error::declined(
+            NAME,
+            format!("{} and {} are not connected", name(a), name(b)),
+        ));
     }
     if d > MAX_SWITCH_HOPS + 1 {
         return Err(Error::declined(
@@ -119,7 +131,10 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
     let vls = d.clamp(2, MAX_SWITCH_HOPS);
     if (fabric.vl_budget().usable() as usize) < vls {
         let why = why_too_few_vls(NAME, fabric, 0);
-        return Err(Error::declined(NAME, format!("it needs {vls} VLs for paths of {d} switch hops; {why}")));
+        return Err(Error::declined(
+            NAME,
+            format!("it needs {vls} VLs for paths of {d} switch hops; {why}"),
+        ));
     }
     // Labels are recovered on switch ids (GUID order), so that the SM's
     // node order and a net file's give the same labels.
@@ -162,7 +177,12 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
     log::info!(
         "{NAME}: minimal paths (diameter {d}); deadlock removal needed {vls} VLs: VL k for the k-th inter-switch hop"
     );
-    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl })
+    Ok(Routing {
+        engine: NAME.to_string(),
+        lfts,
+        sl2vl: Some(sl2vl),
+        path_sl,
+    })
 }
 
 /// VLs of the hop-position scheme (as the layered engine's): paths of this
@@ -209,7 +229,11 @@ impl SameVlDependencies {
 /// Returns the SLs, the number of long paths and of spare SLs used, or a
 /// decline when the long paths contradict each other on more port pairs
 /// than the 15 spare SLs can tell apart.
-fn hop_position_sls(fabric: &Fabric, lfts: &[Lft], sl2vl: &mut Sl2Vl) -> Result<(SwitchSls, usize, usize), Error> {
+fn hop_position_sls(
+    fabric: &Fabric,
+    lfts: &[Lft],
+    sl2vl: &mut Sl2Vl,
+) -> Result<(SwitchSls, usize, usize), Error> {
     let mut sls = SwitchSls::new(fabric);
     let mut plan = HopVlPlan::new((1..NUM_SLS as u8).collect());
     let mut long = 0;
@@ -219,7 +243,12 @@ fn hop_position_sls(fabric: &Fabric, lfts: &[Lft], sl2vl: &mut Sl2Vl) -> Result<
         for (lid, _) in fabric.lids() {
             let path = Walk::from_switch(fabric, lfts, s, lid)
                 .collect_path()
-                .map_err(|e| Error::declined(NAME, format!("balanced minimal paths from {s} to LID {lid}: {e}")))?;
+                .map_err(|e| {
+                    Error::declined(
+                        NAME,
+                        format!("balanced minimal paths from {s} to LID {lid}: {e}"),
+                    )
+                })?;
             // Every hop but the last leaves for another switch.
             let between = &path[..path.len() - 1];
             if between.len() <= 2 {
@@ -267,14 +296,22 @@ fn hop_position_sls(fabric: &Fabric, lfts: &[Lft], sl2vl: &mut Sl2Vl) -> Result<
 /// VL per inter-switch hop: its position, for up to three hops; for four,
 /// the first of (0,1,2,2), (0,1,1,2), (0,0,1,2) whose same-VL dependency
 /// closes no cycle with those already there (`None`: each would).
-fn position_vls(hops: &[Hop], graph: &SwitchGraph, same_vl: &mut SameVlDependencies) -> Option<Vec<u8>> {
+fn position_vls(
+    hops: &[Hop],
+    graph: &SwitchGraph,
+    same_vl: &mut SameVlDependencies,
+) -> Option<Vec<u8>> {
     if hops.len() <= MAX_SWITCH_HOPS {
         return Some((0..hops.len() as u8).collect());
     }
     let channel = |k: usize| graph.channel(hops[k].switch, hops[k].out_port);
     for shared in (0..MAX_SWITCH_HOPS).rev() {
         if same_vl.try_add(shared as u8, channel(shared), channel(shared + 1)) {
-            return Some((0..hops.len()).map(|k| if k <= shared { k as u8 } else { k as u8 - 1 }).collect());
+            return Some(
+                (0..hops.len())
+                    .map(|k| if k <= shared { k as u8 } else { k as u8 - 1 })
+                    .collect(),
+            );
         }
     }
     None
@@ -287,7 +324,9 @@ fn label_routes(fabric: &Fabric, labels: &SlimFlyLabels) -> Result<Vec<Lft>, Str
     let mut lfts = Routing::empty_lfts(fabric);
     let mut by_switch: Vec<Vec<(Lid, PortNum)>> = vec![Vec::new(); graph.switch_count()];
     for (lid, owner) in fabric.lids() {
-        let Some(t) = fabric.lid_switch(lid) else { continue };
+        let Some(t) = fabric.lid_switch(lid) else {
+            continue;
+        };
         by_switch[t].push((lid, fabric.delivery_port(owner)));
     }
     for (t, lids) in graph.ids().zip(&by_switch) {
@@ -299,7 +338,11 @@ fn label_routes(fabric: &Fabric, labels: &SlimFlyLabels) -> Result<Vec<Lft>, Str
                 continue;
             }
             let via: Vec<&[PortNum]> = match graph.bundle(s, t) {
-                [] => labels.intermediates(s.idx(), t.idx()).into_iter().map(|m| graph.bundle(s, SwitchId::new(m))).collect(),
+                [] => labels
+                    .intermediates(s.idx(), t.idx())
+                    .into_iter()
+                    .map(|m| graph.bundle(s, SwitchId::new(m)))
+                    .collect(),
                 direct => vec![direct],
             };
             if via.is_empty() || via.iter().any(|ports| ports.is_empty()) {
@@ -317,7 +360,10 @@ fn label_routes(fabric: &Fabric, labels: &SlimFlyLabels) -> Result<Vec<Lft>, Str
     // takes is left to the spreading, which evens the cables out
     // whatever the LIDs' numbers.
     if BundleSpreader::has_bundles(graph) {
-        let lids: Vec<Lid> = destinations(fabric, 0).into_iter().flat_map(|(_, lids)| lids).collect();
+        let lids: Vec<Lid> = destinations(fabric, 0)
+            .into_iter()
+            .flat_map(|(_, lids)| lids)
+            .collect();
         BundleSpreader::new(graph).spread(fabric, &mut lfts, &lids);
     }
     Ok(lfts)
@@ -333,7 +379,11 @@ mod tests {
     fn fabric(b: crate::FabricBuilder, vls: u8) -> Fabric {
         let mut b = gen::shuffle_ports(&b, 2);
         b.assign_lids_sequential(0).unwrap();
-        b.set_vl_budget(VlBudget { data_vls: vls, limited_by: format!("the test offers {vls}"), ..VlBudget::default() });
+        b.set_vl_budget(VlBudget {
+            data_vls: vls,
+            limited_by: format!("the test offers {vls}"),
+            ..VlBudget::default()
+        });
         b.build().unwrap()
     }
 
@@ -352,7 +402,10 @@ mod tests {
             assert_eq!(r.lfts, label_routes(&f, &labels).unwrap(), "q={q}");
             // The same paths on one VL do have credit loops.
             let flat = Routing { sl2vl: None, ..r };
-            assert!(analyze(&f, &flat).credit_loop.is_some(), "q={q}: the check must be able to fail");
+            assert!(
+                analyze(&f, &flat).credit_loop.is_some(),
+                "q={q}: the check must be able to fail"
+            );
         }
     }
 
@@ -362,18 +415,32 @@ mod tests {
         let f = fabric(gen::hyperx::hyperx(&[4, 4], &[1, 1], 2).unwrap(), 8);
         let r = route(&f, &SfminOptions::default()).unwrap();
         let report = analyze(&f, &r);
-        assert!(report.delivered() && report.max_hops() <= 2, "{:?}", report.failures);
+        assert!(
+            report.delivered() && report.max_hops() <= 2,
+            "{:?}",
+            report.failures
+        );
         assert!(report.credit_loop.is_none());
-        assert_eq!(r.lfts, balanced_minimal(&f, SfminOptions::default().seed, NAME).lfts);
+        assert_eq!(
+            r.lfts,
+            balanced_minimal(&f, SfminOptions::default().seed, NAME).lfts
+        );
     }
 
     #[test]
     fn declines_larger_diameters_and_one_vl() {
         let torus = fabric(gen::torus::torus(&[6, 6], &[1, 1], 1).unwrap(), 8);
-        let e = route(&torus, &SfminOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("up to 6 switch hops") && e.contains("use pssp or layered"), "{e}");
+        let e = route(&torus, &SfminOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("up to 6 switch hops") && e.contains("use pssp or layered"),
+            "{e}"
+        );
         let sf = fabric(gen::slimfly::slimfly(5, 1).unwrap(), 1);
-        let e = route(&sf, &SfminOptions::default()).unwrap_err().to_string();
+        let e = route(&sf, &SfminOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("needs 2 VLs"), "{e}");
     }
 
@@ -381,12 +448,24 @@ mod tests {
     fn damaged_slim_flies_route_on_hop_position_vls_without_loops() {
         let mut long_paths = false;
         for q in [5, 7] {
-            for (switches, links, seed) in [(0.0, 0.01, 1), (0.0, 0.03, 2), (0.0, 0.05, 3), (0.02, 0.0, 1), (0.04, 0.03, 2)] {
+            for (switches, links, seed) in [
+                (0.0, 0.01, 1),
+                (0.0, 0.03, 2),
+                (0.0, 0.05, 3),
+                (0.02, 0.0, 1),
+                (0.04, 0.03, 2),
+            ] {
                 let what = format!("q={q} -{switches} switches -{links} links seed {seed}");
-                let (mut b, _) = gen::degrade::drop_switches(&gen::slimfly::slimfly(q, 2).unwrap(), switches, seed).unwrap();
+                let (mut b, _) = gen::degrade::drop_switches(
+                    &gen::slimfly::slimfly(q, 2).unwrap(),
+                    switches,
+                    seed,
+                )
+                .unwrap();
                 gen::degrade::drop_links(&mut b, links, seed).unwrap();
                 let f = fabric(b, 8);
-                let r = route(&f, &SfminOptions::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let r =
+                    route(&f, &SfminOptions::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
                 let report = analyze(&f, &r);
                 assert!(report.delivered(), "{what}: {:?}", report.failures);
                 assert!(report.credit_loop.is_none(), "{what}: credit loop");
@@ -396,8 +475,14 @@ mod tests {
                 if report.max_hops() >= 3 {
                     long_paths = true;
                     assert_eq!(r.vls_needed(), 3, "{what}");
-                    let flat = Routing { sl2vl: None, ..r.clone() };
-                    assert!(analyze(&f, &flat).credit_loop.is_some(), "{what}: the check must be able to fail");
+                    let flat = Routing {
+                        sl2vl: None,
+                        ..r.clone()
+                    };
+                    assert!(
+                        analyze(&f, &flat).credit_loop.is_some(),
+                        "{what}: the check must be able to fail"
+                    );
                 }
             }
         }
@@ -408,7 +493,9 @@ mod tests {
     fn a_damaged_slim_fly_on_two_vls_is_declined_saying_why() {
         let mut b = gen::slimfly::slimfly(5, 1).unwrap();
         gen::degrade::drop_links(&mut b, 0.03, 1).unwrap();
-        let e = route(&fabric(b, 2), &SfminOptions::default()).unwrap_err().to_string();
+        let e = route(&fabric(b, 2), &SfminOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("needs 3 VLs for paths of 4 switch hops"), "{e}");
     }
 }

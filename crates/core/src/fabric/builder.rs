@@ -1,7 +1,10 @@
 //! Collecting nodes, cables and LIDs from any source (OpenSM's subnet, a
 //! net file, a dump) before `build` checks them and freezes a `Fabric`.
 
-use super::{describe, Fabric, FabricError, Lid, Node, NodeId, NodeKind, Port, PortNum, PortRef, MAX_UNICAST_LID};
+use super::{
+    describe, Fabric, FabricError, Lid, Node, NodeId, NodeKind, Port, PortNum, PortRef,
+    MAX_UNICAST_LID,
+};
 
 /// What the subnet offers routing for deadlock avoidance.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,7 +23,11 @@ impl Default for VlBudget {
     /// Offline default: 8 data VLs (what ibsim's and most switches' ports
     /// offer), SL2VL programmed.
     fn default() -> Self {
-        VlBudget { data_vls: 8, sl2vl_programmed: true, limited_by: "the offline default is 8 VLs".into() }
+        VlBudget {
+            data_vls: 8,
+            sl2vl_programmed: true,
+            limited_by: "the offline default is 8 VLs".into(),
+        }
     }
 }
 
@@ -63,16 +70,34 @@ impl FabricBuilder {
     }
 
     /// Adds a node with ports 1..=`num_ports` (plus port 0 for switches).
-    pub fn add_node(&mut self, kind: NodeKind, guid: u64, desc: impl Into<String>, num_ports: u8) -> NodeId {
+    pub fn add_node(
+        &mut self,
+        kind: NodeKind,
+        guid: u64,
+        desc: impl Into<String>,
+        num_ports: u8,
+    ) -> NodeId {
         let mut ports = vec![None; num_ports as usize + 1];
         let first = if kind == NodeKind::Switch { 0 } else { 1 };
         for (num, slot) in ports.iter_mut().enumerate().skip(first) {
             // Port GUIDs: switches share the node GUID on every port, CAs
             // number their ports from the node GUID, as ibsim and most HCAs do.
-            let guid = if kind == NodeKind::Switch { guid } else { guid + num as u64 };
-            *slot = Some(Port { guid, ..Port::default() });
+            let guid = if kind == NodeKind::Switch {
+                guid
+            } else {
+                guid + num as u64
+            };
+            *slot = Some(Port {
+                guid,
+                ..Port::default()
+            });
         }
-        self.nodes.push(Node { kind, guid, desc: desc.into(), ports });
+        self.nodes.push(Node {
+            kind,
+            guid,
+            desc: desc.into(),
+            ports,
+        });
         NodeId::new(self.nodes.len() - 1)
     }
 
@@ -91,26 +116,46 @@ impl FabricBuilder {
     pub fn port_mut(&mut self, at: PortRef) -> Result<&mut Port, FabricError> {
         // The name only for the error: formatting it for every port made
         // reading a 16k-host subnet take a tenth of a second.
-        if self.nodes.get(at.node.idx()).and_then(|n| n.ports.get(at.port.idx())).is_none_or(Option::is_none) {
-            return Err(FabricError::NoSuchPort { node: self.name(at.node), port: at.port.raw() });
+        if self
+            .nodes
+            .get(at.node.idx())
+            .and_then(|n| n.ports.get(at.port.idx()))
+            .is_none_or(Option::is_none)
+        {
+            return Err(FabricError::NoSuchPort {
+                node: self.name(at.node),
+                port: at.port.raw(),
+            });
         }
-        Ok(self.nodes[at.node.idx()].ports[at.port.idx()].as_mut().expect("checked above"))
+        Ok(self.nodes[at.node.idx()].ports[at.port.idx()]
+            .as_mut()
+            .expect("checked above"))
     }
 
     fn name(&self, id: NodeId) -> String {
-        self.nodes.get(id.idx()).map(describe).unwrap_or_else(|| id.to_string())
+        self.nodes
+            .get(id.idx())
+            .map(describe)
+            .unwrap_or_else(|| id.to_string())
     }
 
     /// Cables `a` to `b`. Both ports must exist and be free.
     pub fn connect(&mut self, a: PortRef, b: PortRef) -> Result<(), FabricError> {
         if a.node == b.node && !self.nodes.get(a.node.idx()).is_some_and(Node::is_switch) {
-            return Err(FabricError::CaSelfLink { node: self.name(a.node) });
+            return Err(FabricError::CaSelfLink {
+                node: self.name(a.node),
+            });
         }
         for (this, other) in [(a, b), (b, a)] {
             let port = self.port_mut(this)?;
             match port.remote {
                 Some(r) if r == other => {}
-                Some(_) => return Err(FabricError::PortAlreadyLinked { node: self.name(this.node), port: this.port.raw() }),
+                Some(_) => {
+                    return Err(FabricError::PortAlreadyLinked {
+                        node: self.name(this.node),
+                        port: this.port.raw(),
+                    })
+                }
                 None => port.remote = Some(other),
             }
         }
@@ -172,7 +217,9 @@ impl FabricBuilder {
             let step = 1u32 << port_lmc;
             let base = next.div_ceil(step) * step;
             if base + step - 1 > MAX_UNICAST_LID as u32 {
-                return Err(FabricError::LidSpaceExhausted { needed: base + step - 1 });
+                return Err(FabricError::LidSpaceExhausted {
+                    needed: base + step - 1,
+                });
             }
             self.set_lid(at, Lid::from_raw(base as u16), port_lmc)?;
             next = base + step;

@@ -7,19 +7,54 @@ use super::MAX_UNICAST_LID;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FabricError {
-    NoSuchPort { node: String, port: u8 },
-    PortAlreadyLinked { node: String, port: u8 },
-    AsymmetricLink { node: String, port: u8 },
-    LidOutOfRange { node: String, port: u8, lid: u16, lmc: u8 },
-    LidNotAligned { node: String, port: u8, lid: u16, lmc: u8 },
-    DuplicateLid { lid: u16, first: String, second: String },
-    DuplicateGuid { guid: u64 },
-    DuplicatePortGuid { guid: u64, first: String, second: String },
-    LidSpaceExhausted { needed: u32 },
-    CaSelfLink { node: String },
+    NoSuchPort {
+        node: String,
+        port: u8,
+    },
+    PortAlreadyLinked {
+        node: String,
+        port: u8,
+    },
+    AsymmetricLink {
+        node: String,
+        port: u8,
+    },
+    LidOutOfRange {
+        node: String,
+        port: u8,
+        lid: u16,
+        lmc: u8,
+    },
+    LidNotAligned {
+        node: String,
+        port: u8,
+        lid: u16,
+        lmc: u8,
+    },
+    DuplicateLid {
+        lid: u16,
+        first: String,
+        second: String,
+    },
+    DuplicateGuid {
+        guid: u64,
+    },
+    DuplicatePortGuid {
+        guid: u64,
+        first: String,
+        second: String,
+    },
+    LidSpaceExhausted {
+        needed: u32,
+    },
+    CaSelfLink {
+        node: String,
+    },
     /// Port 255 is the forwarding tables' "no path": a cable there could
     /// never be routed to.
-    ReservedPort { node: String },
+    ReservedPort {
+        node: String,
+    },
 }
 
 impl fmt::Display for FabricError {

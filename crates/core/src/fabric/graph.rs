@@ -77,7 +77,10 @@ impl SwitchGraph {
                 .map(|p| {
                     let r = node.port(p as u8)?.remote?;
                     Some(match switch_of.get(r.node.idx()).copied().flatten() {
-                        Some(switch) => Peer::Switch { switch, port: r.port },
+                        Some(switch) => Peer::Switch {
+                            switch,
+                            port: r.port,
+                        },
                         None => Peer::Ca(r),
                     })
                 })
@@ -104,7 +107,12 @@ impl SwitchGraph {
                     bundles[slot].push(c.port);
                 }
             }
-            graph.hosts.push(peers.iter().filter(|p| matches!(p, Some(Peer::Ca(_)))).count() as u32);
+            graph.hosts.push(
+                peers
+                    .iter()
+                    .filter(|p| matches!(p, Some(Peer::Ca(_))))
+                    .count() as u32,
+            );
             graph.channel_base.push(graph.channels);
             graph.channels += peers.len();
             graph.peers.push(peers);
@@ -192,7 +200,10 @@ impl SwitchGraph {
     /// The switch and port of a channel number.
     pub fn channel_port(&self, channel: usize) -> (SwitchId, PortNum) {
         let s = self.channel_base.partition_point(|&b| b <= channel) - 1;
-        (SwitchId::new(s), PortNum::new((channel - self.channel_base[s]) as u8))
+        (
+            SwitchId::new(s),
+            PortNum::new((channel - self.channel_base[s]) as u8),
+        )
     }
 
     /// Hops from `s` to `d` (`UNREACHABLE` when there is no path).
@@ -236,7 +247,12 @@ impl SwitchGraph {
                     row[t.idx()] = bfs.dist(t) as u16;
                 }
             }
-            let diameter = dist.iter().copied().filter(|&d| d != UNREACHABLE).max().unwrap_or(0);
+            let diameter = dist
+                .iter()
+                .copied()
+                .filter(|&d| d != UNREACHABLE)
+                .max()
+                .unwrap_or(0);
             (dist, diameter)
         })
     }
@@ -253,7 +269,11 @@ impl SwitchGraph {
             for c in self.cables(s) {
                 // Each cable once: from its lower (switch, port) end.
                 if (s, c.port) < (c.to, c.far_port) {
-                    g.add_edge((s.idx() as u32).into(), (c.to.idx() as u32).into(), (c.port, c.far_port));
+                    g.add_edge(
+                        (s.idx() as u32).into(),
+                        (c.to.idx() as u32).into(),
+                        (c.port, c.far_port),
+                    );
                 }
             }
         }
@@ -272,7 +292,11 @@ pub struct Bfs {
 
 impl Bfs {
     pub fn new(switches: usize) -> Self {
-        Bfs { source: None, dist: vec![u32::MAX; switches], order: Vec::with_capacity(switches) }
+        Bfs {
+            source: None,
+            dist: vec![u32::MAX; switches],
+            order: Vec::with_capacity(switches),
+        }
     }
 
     /// Searches from `source` (nothing to do when the last run had the same
@@ -346,11 +370,18 @@ mod tests {
         assert_eq!(g.neighbours(a), &[z]);
         assert_eq!(g.bundle(a, z), &[PortNum::new(1), PortNum::new(3)]);
         assert_eq!(g.neighbours(z), &[a], "the looped cable is no neighbour");
-        assert_eq!(g.switch_behind(z, PortNum::new(5)), Some(z), "but its ports see it");
+        assert_eq!(
+            g.switch_behind(z, PortNum::new(5)),
+            Some(z),
+            "but its ports see it"
+        );
         assert_eq!((g.hosts(a), g.hosts(z)), (1, 0));
         assert_eq!(g.to_petgraph().edge_count(), 2);
         assert_eq!((g.dist(a, z), g.diameter()), (1, 1));
-        assert_eq!(g.channel_port(g.channel(z, PortNum::new(4))), (z, PortNum::new(4)));
+        assert_eq!(
+            g.channel_port(g.channel(z, PortNum::new(4))),
+            (z, PortNum::new(4))
+        );
         assert!(g.is_connected());
     }
 }

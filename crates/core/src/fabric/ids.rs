@@ -42,7 +42,9 @@ macro_rules! dense_index {
             }
 
             /// `0..count` as ids.
-            pub fn range(count: usize) -> impl DoubleEndedIterator<Item = $name> + ExactSizeIterator + Clone {
+            pub fn range(
+                count: usize,
+            ) -> impl DoubleEndedIterator<Item = $name> + ExactSizeIterator + Clone {
                 (0..count).map($name::new)
             }
         }
@@ -191,7 +193,11 @@ mod tests {
         assert_eq!(v[Lid::from_raw(1)], 20);
         assert_eq!(v[PortNum::new(1)], 20);
         assert_eq!(SwitchId::range(3).map(SwitchId::idx).sum::<usize>(), 3);
-        assert!(Lid::NONE.is_none() && PortNum::NO_PATH.is_no_path() && PortNum::MANAGEMENT.is_management());
+        assert!(
+            Lid::NONE.is_none()
+                && PortNum::NO_PATH.is_no_path()
+                && PortNum::MANAGEMENT.is_management()
+        );
         assert_eq!(Lid::from_raw(4).offset(3), Lid::from_raw(7));
     }
 }

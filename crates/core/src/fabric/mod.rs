@@ -38,7 +38,10 @@ pub struct PortRef {
 
 impl PortRef {
     pub fn new(node: NodeId, port: impl Into<PortNum>) -> Self {
-        PortRef { node, port: port.into() }
+        PortRef {
+            node,
+            port: port.into(),
+        }
     }
 }
 
@@ -94,10 +97,10 @@ impl Node {
 
     /// Connected ports (port number, remote end), in port order.
     pub fn links(&self) -> impl Iterator<Item = (PortNum, PortRef)> + '_ {
-        self.ports
-            .iter()
-            .enumerate()
-            .filter_map(|(num, p)| p.as_ref().and_then(|p| p.remote.map(|r| (PortNum::new(num as u8), r))))
+        self.ports.iter().enumerate().filter_map(|(num, p)| {
+            p.as_ref()
+                .and_then(|p| p.remote.map(|r| (PortNum::new(num as u8), r)))
+        })
     }
 }
 
@@ -126,10 +129,17 @@ pub fn describe(node: &Node) -> String {
 }
 
 impl Fabric {
-    fn from_nodes(nodes: Vec<Node>, lmc: u8, vl_budget: VlBudget, max_unicast_lid: u16) -> Result<Fabric, FabricError> {
+    fn from_nodes(
+        nodes: Vec<Node>,
+        lmc: u8,
+        vl_budget: VlBudget,
+        max_unicast_lid: u16,
+    ) -> Result<Fabric, FabricError> {
         validate_nodes(&nodes)?;
-        let mut switches: Vec<NodeId> =
-            (0..nodes.len()).filter(|&i| nodes[i].is_switch()).map(NodeId::new).collect();
+        let mut switches: Vec<NodeId> = (0..nodes.len())
+            .filter(|&i| nodes[i].is_switch())
+            .map(NodeId::new)
+            .collect();
         switches.sort_by_key(|&n| nodes[n].guid);
         let mut switch_of = vec![None; nodes.len()];
         for (i, &n) in switches.iter().enumerate() {
@@ -137,7 +147,16 @@ impl Fabric {
         }
         let lid_owner = lid_owners(&nodes)?;
         let graph = SwitchGraph::new(&nodes, &switches, &switch_of);
-        Ok(Fabric { nodes, lmc, switches, switch_of, lid_owner, vl_budget, max_unicast_lid, graph })
+        Ok(Fabric {
+            nodes,
+            lmc,
+            switches,
+            switch_of,
+            lid_owner,
+            vl_budget,
+            max_unicast_lid,
+            graph,
+        })
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -183,7 +202,9 @@ impl Fabric {
     }
 
     /// Every switch id, in order.
-    pub fn switch_ids(&self) -> impl DoubleEndedIterator<Item = SwitchId> + ExactSizeIterator + Clone {
+    pub fn switch_ids(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = SwitchId> + ExactSizeIterator + Clone {
         SwitchId::range(self.switches.len())
     }
 
@@ -199,7 +220,10 @@ impl Fabric {
 
     /// The switch with node GUID `guid` (switches are in GUID order).
     pub fn switch_with_guid(&self, guid: u64) -> Option<SwitchId> {
-        self.switches.binary_search_by_key(&guid, |&n| self.nodes[n].guid).ok().map(SwitchId::new)
+        self.switches
+            .binary_search_by_key(&guid, |&n| self.nodes[n].guid)
+            .ok()
+            .map(SwitchId::new)
     }
 
     /// "switch 0x... (name)" for messages.
@@ -234,7 +258,10 @@ impl Fabric {
 
     /// All LIDs in use with their owners, in LID order.
     pub fn lids(&self) -> impl Iterator<Item = (Lid, PortRef)> + '_ {
-        self.lid_owner.iter().enumerate().filter_map(|(lid, o)| o.map(|o| (Lid::new(lid), o)))
+        self.lid_owner
+            .iter()
+            .enumerate()
+            .filter_map(|(lid, o)| o.map(|o| (Lid::new(lid), o)))
     }
 
     /// LIDs of channel adapters, in LID order.
@@ -249,7 +276,9 @@ impl Fabric {
         if self.nodes[owner.node].is_switch() {
             PortNum::MANAGEMENT
         } else {
-            self.port(owner).and_then(|p| p.remote).map_or(PortNum::NO_PATH, |r| r.port)
+            self.port(owner)
+                .and_then(|p| p.remote)
+                .map_or(PortNum::NO_PATH, |r| r.port)
         }
     }
 
@@ -270,7 +299,8 @@ impl Fabric {
             node.ports.iter().enumerate().filter_map(move |(num, p)| {
                 let p = p.as_ref()?;
                 let is_end = if node.is_switch() { num == 0 } else { num > 0 };
-                (is_end && !p.lid.is_none()).then_some((PortRef::new(NodeId::new(id), num as u8), p))
+                (is_end && !p.lid.is_none())
+                    .then_some((PortRef::new(NodeId::new(id), num as u8), p))
             })
         })
     }
@@ -289,7 +319,11 @@ fn validate_nodes(nodes: &[Node]) -> Result<(), FabricError> {
         }
         // End ports' GUIDs (a switch's port 0, a CA's ports) name the
         // ports that get LIDs: two nodes claiming one would share a LID.
-        let end_ports = n.ports.iter().enumerate().filter(|(num, _)| (*num == 0) == n.is_switch());
+        let end_ports = n
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|(num, _)| (*num == 0) == n.is_switch());
         for (_, port) in end_ports {
             let Some(port) = port else { continue };
             if let Some(other) = seen_port_guid.insert(port.guid, id).filter(|&o| o != id) {
@@ -305,9 +339,15 @@ fn validate_nodes(nodes: &[Node]) -> Result<(), FabricError> {
         for (num, port) in node.ports.iter().enumerate() {
             let Some(port) = port else { continue };
             if let Some(r) = port.remote {
-                let back = nodes.get(r.node.idx()).and_then(|n| n.port(r.port)).and_then(|p| p.remote);
+                let back = nodes
+                    .get(r.node.idx())
+                    .and_then(|n| n.port(r.port))
+                    .and_then(|p| p.remote);
                 if back != Some(PortRef::new(NodeId::new(id), num as u8)) {
-                    return Err(FabricError::AsymmetricLink { node: describe(node), port: num as u8 });
+                    return Err(FabricError::AsymmetricLink {
+                        node: describe(node),
+                        port: num as u8,
+                    });
                 }
             }
             if port.lid.is_none() {
@@ -315,12 +355,22 @@ fn validate_nodes(nodes: &[Node]) -> Result<(), FabricError> {
             }
             let (lid, lmc) = (port.lid.raw(), port.lmc);
             if lid as u32 + port.lid_count() - 1 > MAX_UNICAST_LID as u32 || lmc > 7 {
-                return Err(FabricError::LidOutOfRange { node: describe(node), port: num as u8, lid, lmc });
+                return Err(FabricError::LidOutOfRange {
+                    node: describe(node),
+                    port: num as u8,
+                    lid,
+                    lmc,
+                });
             }
             // `%` rather than is_multiple_of: Debian bookworm's rustc is 1.85.
             #[allow(clippy::manual_is_multiple_of)]
             if lid as u32 % (1u32 << lmc) != 0 {
-                return Err(FabricError::LidNotAligned { node: describe(node), port: num as u8, lid, lmc });
+                return Err(FabricError::LidNotAligned {
+                    node: describe(node),
+                    port: num as u8,
+                    lid,
+                    lmc,
+                });
             }
         }
     }
@@ -394,25 +444,39 @@ mod tests {
         let mut b = FabricBuilder::new();
         let high = b.add_node(NodeKind::Switch, 0x30, "high", 2);
         let low = b.add_node(NodeKind::Switch, 0x10, "low", 2);
-        b.connect(PortRef::new(high, 1), PortRef::new(low, 1)).unwrap();
+        b.connect(PortRef::new(high, 1), PortRef::new(low, 1))
+            .unwrap();
         let f = b.build().unwrap();
         assert_eq!(f.switches(), &[low, high]);
         assert_eq!(f.switch_id(high), Some(SwitchId::new(1)));
-        assert_eq!(f.describe_switch(SwitchId::new(0)), "switch 0x0000000000000010 (low)");
+        assert_eq!(
+            f.describe_switch(SwitchId::new(0)),
+            "switch 0x0000000000000010 (low)"
+        );
     }
 
     #[test]
     fn double_cabling_is_rejected() {
         let mut b = two_switches();
-        let err = b.connect(PortRef::new(NodeId::new(0), 1), PortRef::new(NodeId::new(1), 2)).unwrap_err();
-        assert!(matches!(err, FabricError::PortAlreadyLinked { port: 1, .. }));
+        let err = b
+            .connect(
+                PortRef::new(NodeId::new(0), 1),
+                PortRef::new(NodeId::new(1), 2),
+            )
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            FabricError::PortAlreadyLinked { port: 1, .. }
+        ));
     }
 
     #[test]
     fn duplicate_lids_are_rejected() {
         let mut b = two_switches();
-        b.set_lid(PortRef::new(NodeId::new(0), 0), lid(5), 0).unwrap();
-        b.set_lid(PortRef::new(NodeId::new(1), 0), lid(5), 0).unwrap();
+        b.set_lid(PortRef::new(NodeId::new(0), 0), lid(5), 0)
+            .unwrap();
+        b.set_lid(PortRef::new(NodeId::new(1), 0), lid(5), 0)
+            .unwrap();
         let err = b.build().unwrap_err();
         assert!(err.to_string().contains("LID 5 is used by both"), "{err}");
     }
@@ -433,6 +497,9 @@ mod tests {
         let h1 = b.add_node(NodeKind::Ca, 0x200, "h1", 1);
         b.port_mut(PortRef::new(h1, 1)).unwrap().guid = 0x101; // h0's port 1
         let err = b.build().unwrap_err().to_string();
-        assert!(err.contains("port GUID 0x0000000000000101") && err.contains("(h1)"), "{err}");
+        assert!(
+            err.contains("port GUID 0x0000000000000101") && err.contains("(h1)"),
+            "{err}"
+        );
     }
 }

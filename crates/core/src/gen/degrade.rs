@@ -37,7 +37,11 @@ pub fn drop_links_where(
         for (port, remote) in node.links() {
             let far = b.node(remote.node);
             let both_switches = node.is_switch() && far.is_switch();
-            if !port.is_management() && both_switches && PortRef::new(id, port) < remote && among(node, far) {
+            if !port.is_management()
+                && both_switches
+                && PortRef::new(id, port) < remote
+                && among(node, far)
+            {
                 cables.push(PortRef::new(id, port));
             }
         }
@@ -53,9 +57,15 @@ pub fn drop_links_where(
 
 /// Removes round(fraction × switches) switches chosen at random, with the
 /// hosts attached to them (a host without its switch is not in the fabric).
-pub fn drop_switches(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(FabricBuilder, usize), String> {
+pub fn drop_switches(
+    b: &FabricBuilder,
+    fraction: f64,
+    seed: u64,
+) -> Result<(FabricBuilder, usize), String> {
     check_fraction(fraction)?;
-    let mut switches: Vec<NodeId> = NodeId::range(b.node_count()).filter(|&i| b.node(i).is_switch()).collect();
+    let mut switches: Vec<NodeId> = NodeId::range(b.node_count())
+        .filter(|&i| b.node(i).is_switch())
+        .collect();
     let mut rng = Rng::new(seed);
     rng.shuffle(&mut switches);
     let n = how_many(switches.len(), fraction);
@@ -64,9 +74,15 @@ pub fn drop_switches(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(Fab
 
 /// Removes round(fraction × hosts) hosts chosen at random: what an SM sees
 /// when hosts are down or their cables pulled.
-pub fn drop_hosts(b: &FabricBuilder, fraction: f64, seed: u64) -> Result<(FabricBuilder, usize), String> {
+pub fn drop_hosts(
+    b: &FabricBuilder,
+    fraction: f64,
+    seed: u64,
+) -> Result<(FabricBuilder, usize), String> {
     check_fraction(fraction)?;
-    let mut hosts: Vec<NodeId> = NodeId::range(b.node_count()).filter(|&i| b.node(i).kind == NodeKind::Ca).collect();
+    let mut hosts: Vec<NodeId> = NodeId::range(b.node_count())
+        .filter(|&i| b.node(i).kind == NodeKind::Ca)
+        .collect();
     let mut rng = Rng::new(seed);
     rng.shuffle(&mut hosts);
     let n = how_many(hosts.len(), fraction);
@@ -86,7 +102,10 @@ pub fn without_switches(b: &FabricBuilder, remove: &[NodeId]) -> Result<FabricBu
         gone[s] = true;
     }
     for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {
-        if node.kind == NodeKind::Ca && node.links().all(|(_, r)| gone[r.node]) && node.links().next().is_some() {
+        if node.kind == NodeKind::Ca
+            && node.links().all(|(_, r)| gone[r.node])
+            && node.links().next().is_some()
+        {
             gone[id] = true;
         }
     }
@@ -99,13 +118,21 @@ fn without_nodes(b: &FabricBuilder, gone: &[bool]) -> Result<FabricBuilder, Stri
     let mut out = FabricBuilder::new();
     for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {
         if !gone[id] {
-            new_id[id] = out.add_node(node.kind, node.guid, node.desc.clone(), (node.port_slots() - 1) as u8);
+            new_id[id] = out.add_node(
+                node.kind,
+                node.guid,
+                node.desc.clone(),
+                (node.port_slots() - 1) as u8,
+            );
         }
     }
     for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {
         for (port, r) in node.links() {
             if !gone[id] && !gone[r.node] && PortRef::new(id, port) < r {
-                let (x, y) = (PortRef::new(new_id[id], port), PortRef::new(new_id[r.node], r.port));
+                let (x, y) = (
+                    PortRef::new(new_id[id], port),
+                    PortRef::new(new_id[r.node], r.port),
+                );
                 out.connect(x, y).map_err(|e| e.to_string())?;
             }
         }
@@ -115,8 +142,12 @@ fn without_nodes(b: &FabricBuilder, gone: &[bool]) -> Result<FabricBuilder, Stri
 
 /// Whether every switch can reach every other over inter-switch cables.
 pub fn switches_connected(b: &FabricBuilder) -> bool {
-    let switches: Vec<NodeId> = NodeId::range(b.node_count()).filter(|&i| b.node(i).is_switch()).collect();
-    let Some(&start) = switches.first() else { return true };
+    let switches: Vec<NodeId> = NodeId::range(b.node_count())
+        .filter(|&i| b.node(i).is_switch())
+        .collect();
+    let Some(&start) = switches.first() else {
+        return true;
+    };
     let mut seen = vec![false; b.node_count()];
     seen[start] = true;
     let mut stack = vec![start];
@@ -140,7 +171,11 @@ mod tests {
         b.nodes()
             .iter()
             .filter(|n| n.is_switch())
-            .map(|n| n.links().filter(|(p, r)| !p.is_management() && b.node(r.node).is_switch()).count())
+            .map(|n| {
+                n.links()
+                    .filter(|(p, r)| !p.is_management() && b.node(r.node).is_switch())
+                    .count()
+            })
             .sum::<usize>()
             / 2
     }
@@ -154,10 +189,19 @@ mod tests {
         assert_eq!(drop_links(&mut b, 0.25, 3).unwrap(), 12);
         drop_links(&mut again, 0.25, 3).unwrap();
         assert_eq!(switch_cables(&b), 36);
-        let links = |b: &FabricBuilder| b.nodes().iter().map(|n| n.links().collect::<Vec<_>>()).collect::<Vec<_>>();
+        let links = |b: &FabricBuilder| {
+            b.nodes()
+                .iter()
+                .map(|n| n.links().collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(links(&b), links(&again));
         // Hosts keep their cables.
-        assert!(b.nodes().iter().filter(|n| !n.is_switch()).all(|n| n.links().count() == 1));
+        assert!(b
+            .nodes()
+            .iter()
+            .filter(|n| !n.is_switch())
+            .all(|n| n.links().count() == 1));
         assert!(drop_links(&mut b, 1.5, 1).is_err());
     }
 
@@ -168,8 +212,15 @@ mod tests {
         assert_eq!(n, 4);
         assert_eq!(d.nodes().iter().filter(|n| n.is_switch()).count(), 12);
         assert_eq!(d.nodes().iter().filter(|n| !n.is_switch()).count(), 24);
-        assert!(d.nodes().iter().filter(|n| !n.is_switch()).all(|n| n.links().count() == 1));
-        assert!(switches_connected(&d), "a 4x4 HyperX survives 4 lost switches");
+        assert!(d
+            .nodes()
+            .iter()
+            .filter(|n| !n.is_switch())
+            .all(|n| n.links().count() == 1));
+        assert!(
+            switches_connected(&d),
+            "a 4x4 HyperX survives 4 lost switches"
+        );
     }
 
     #[test]
@@ -179,7 +230,11 @@ mod tests {
         assert_eq!(n, 8);
         assert_eq!(d.nodes().iter().filter(|n| !n.is_switch()).count(), 24);
         assert_eq!(switch_cables(&d), switch_cables(&b));
-        assert!(d.nodes().iter().filter(|n| !n.is_switch()).all(|n| n.links().count() == 1));
+        assert!(d
+            .nodes()
+            .iter()
+            .filter(|n| !n.is_switch())
+            .all(|n| n.links().count() == 1));
         assert!(drop_hosts(&b, -0.1, 5).is_err());
     }
 }

@@ -48,32 +48,54 @@ impl CablePlan {
     /// InfiniBand's 254 ports, or for a self-cable.
     pub fn build(&self, hosts: usize) -> Result<FabricBuilder, String> {
         if let Some(&(a, _)) = self.cables.iter().find(|(a, b)| a == b) {
-            return Err(format!("switch {} would be cabled to itself", self.names[a]));
+            return Err(format!(
+                "switch {} would be cabled to itself",
+                self.names[a]
+            ));
         }
         let degrees = self.degrees();
         let max = degrees.iter().max().copied().unwrap_or(0) + hosts;
         if max > 254 {
-            return Err(format!("switch radix {max} (hosts + inter-switch cables) is above InfiniBand's 254 ports"));
+            return Err(format!(
+                "switch radix {max} (hosts + inter-switch cables) is above InfiniBand's 254 ports"
+            ));
         }
         let mut b = FabricBuilder::new();
         let ids: Vec<NodeId> = self
             .names
             .iter()
             .enumerate()
-            .map(|(i, name)| b.add_node(NodeKind::Switch, SWITCH_GUID_BASE + i as u64, name.clone(), (hosts + degrees[i]) as u8))
+            .map(|(i, name)| {
+                b.add_node(
+                    NodeKind::Switch,
+                    SWITCH_GUID_BASE + i as u64,
+                    name.clone(),
+                    (hosts + degrees[i]) as u8,
+                )
+            })
             .collect();
         let mut next_port: Vec<usize> = vec![hosts + 1; self.names.len()];
         for &(x, y) in &self.cables {
             let (px, py) = (next_port[x], next_port[y]);
             next_port[x] += 1;
             next_port[y] += 1;
-            b.connect(PortRef::new(ids[x], px as u8), PortRef::new(ids[y], py as u8)).map_err(|e| e.to_string())?;
+            b.connect(
+                PortRef::new(ids[x], px as u8),
+                PortRef::new(ids[y], py as u8),
+            )
+            .map_err(|e| e.to_string())?;
         }
         for (i, name) in self.names.iter().enumerate() {
             for k in 0..hosts {
                 let n = (i * hosts + k) as u64;
-                let host = b.add_node(NodeKind::Ca, CA_GUID_BASE + 2 * n, format!("{name}-h{k}"), 1);
-                b.connect(PortRef::new(host, 1), PortRef::new(ids[i], (k + 1) as u8)).map_err(|e| e.to_string())?;
+                let host = b.add_node(
+                    NodeKind::Ca,
+                    CA_GUID_BASE + 2 * n,
+                    format!("{name}-h{k}"),
+                    1,
+                );
+                b.connect(PortRef::new(host, 1), PortRef::new(ids[i], (k + 1) as u8))
+                    .map_err(|e| e.to_string())?;
             }
         }
         Ok(b)
@@ -146,7 +168,11 @@ pub(crate) mod tests {
         let f = fabric(g.build(3).unwrap());
         let sw = f.node(f.switches()[0]);
         assert_eq!(sw.port_slots(), 6);
-        let peers: Vec<u8> = sw.links().map(|(p, _)| p.raw()).filter(|&p| p > 3).collect();
+        let peers: Vec<u8> = sw
+            .links()
+            .map(|(p, _)| p.raw())
+            .filter(|&p| p > 3)
+            .collect();
         assert_eq!(peers, vec![4, 5]);
         assert_eq!(f.cas().count(), 6);
         let mut big = CablePlan::default();

@@ -31,7 +31,13 @@ pub struct Params {
 impl Params {
     /// The canonical Dragonfly: a*h + 1 groups, consecutive arrangement.
     pub fn new(a: usize, h: usize, p: usize) -> Self {
-        Params { a, h, p, groups: a * h + 1, arrangement: Arrangement::Consecutive }
+        Params {
+            a,
+            h,
+            p,
+            groups: a * h + 1,
+            arrangement: Arrangement::Consecutive,
+        }
     }
 }
 
@@ -49,7 +55,13 @@ pub fn is_global(a: &Node, b: &Node) -> Option<bool> {
 
 /// Builds the Dragonfly, or says which parameter is impossible.
 pub fn dragonfly(params: &Params) -> Result<FabricBuilder, String> {
-    let Params { a, h, p, groups, arrangement } = *params;
+    let Params {
+        a,
+        h,
+        p,
+        groups,
+        arrangement,
+    } = *params;
     if a == 0 || h == 0 && groups > 1 {
         return Err("a must be at least 1, and h at least 1 when there are several groups".into());
     }
@@ -61,27 +73,46 @@ pub fn dragonfly(params: &Params) -> Result<FabricBuilder, String> {
     }
     let radix = p + a - 1 + if groups > 1 { h } else { 0 };
     if radix > 254 {
-        return Err(format!("switch radix {radix} is above InfiniBand's 254 ports"));
+        return Err(format!(
+            "switch radix {radix} is above InfiniBand's 254 ports"
+        ));
     }
     let mut b = FabricBuilder::new();
     let switch = |g: usize, i: usize| NodeId::new(g * a + i);
     for g in 0..groups {
         for i in 0..a {
-            b.add_node(NodeKind::Switch, 0x0200_0000 + switch(g, i).idx() as u64, format!("df-g{g}-s{i}"), radix as u8);
+            b.add_node(
+                NodeKind::Switch,
+                0x0200_0000 + switch(g, i).idx() as u64,
+                format!("df-g{g}-s{i}"),
+                radix as u8,
+            );
         }
     }
     for g in 0..groups {
         for i in 0..a {
             for k in 0..p {
                 let n = (switch(g, i).idx() * p + k) as u64;
-                let host = b.add_node(NodeKind::Ca, 0x0100_0000 + 2 * n, format!("df-g{g}-s{i}-h{k}"), 1);
-                b.connect(PortRef::new(host, 1), PortRef::new(switch(g, i), (k + 1) as u8)).map_err(|e| e.to_string())?;
+                let host = b.add_node(
+                    NodeKind::Ca,
+                    0x0100_0000 + 2 * n,
+                    format!("df-g{g}-s{i}-h{k}"),
+                    1,
+                );
+                b.connect(
+                    PortRef::new(host, 1),
+                    PortRef::new(switch(g, i), (k + 1) as u8),
+                )
+                .map_err(|e| e.to_string())?;
             }
             for j in i + 1..a {
                 // Local port to member j is p + j (skipping itself).
                 let (pi, pj) = (p + j, p + i + 1);
-                b.connect(PortRef::new(switch(g, i), pi as u8), PortRef::new(switch(g, j), pj as u8))
-                    .map_err(|e| e.to_string())?;
+                b.connect(
+                    PortRef::new(switch(g, i), pi as u8),
+                    PortRef::new(switch(g, j), pj as u8),
+                )
+                .map_err(|e| e.to_string())?;
             }
         }
     }
@@ -102,8 +133,14 @@ pub fn dragonfly(params: &Params) -> Result<FabricBuilder, String> {
                 let (copy, m) = (k / span, k % span);
                 let target = (g + offset(m)) % groups;
                 let back = copy * span + inverse[groups - offset(m)];
-                let here = PortRef { node: switch(g, k / h), ..global_port(k) };
-                let there = PortRef { node: switch(target, back / h), ..global_port(back) };
+                let here = PortRef {
+                    node: switch(g, k / h),
+                    ..global_port(k)
+                };
+                let there = PortRef {
+                    node: switch(target, back / h),
+                    ..global_port(back)
+                };
                 if here < there {
                     b.connect(here, there).map_err(|e| e.to_string())?;
                 }
@@ -127,12 +164,19 @@ mod tests {
     fn canonical_sizes_degrees_and_diameter() {
         for arrangement in [Arrangement::Consecutive, Arrangement::Palmtree] {
             for (a, h, p) in [(4, 2, 2), (6, 3, 3), (8, 4, 4)] {
-                let f = build(&Params { arrangement, ..Params::new(a, h, p) });
+                let f = build(&Params {
+                    arrangement,
+                    ..Params::new(a, h, p)
+                });
                 let g = a * h + 1;
                 assert_eq!(f.switches().len(), a * g);
                 assert_eq!(f.cas().count(), a * p * g);
                 for &s in f.switches() {
-                    assert_eq!(f.node(s).links().count(), p + a - 1 + h, "every port cabled");
+                    assert_eq!(
+                        f.node(s).links().count(),
+                        p + a - 1 + h,
+                        "every port cabled"
+                    );
                 }
                 assert_eq!(diameter(&f), 3, "a={a} h={h}");
                 // Exactly one global cable per pair of groups.
@@ -153,7 +197,10 @@ mod tests {
 
     #[test]
     fn fewer_groups_get_parallel_global_cables() {
-        let f = build(&Params { groups: 5, ..Params::new(4, 2, 1) });
+        let f = build(&Params {
+            groups: 5,
+            ..Params::new(4, 2, 1)
+        });
         let mut pairs = std::collections::HashMap::new();
         for s in f.switch_ids() {
             for c in f.graph().cables(s) {
@@ -165,6 +212,11 @@ mod tests {
         }
         assert_eq!(pairs.len(), 20);
         assert!(pairs.values().all(|&c| c == 2), "{pairs:?}");
-        assert!(dragonfly(&Params { groups: 4, ..Params::new(4, 2, 1) }).unwrap_err().contains("multiple of groups - 1"));
+        assert!(dragonfly(&Params {
+            groups: 4,
+            ..Params::new(4, 2, 1)
+        })
+        .unwrap_err()
+        .contains("multiple of groups - 1"));
     }
 }

@@ -15,7 +15,9 @@ use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 
 pub fn fattree(m: usize, n: usize) -> Result<FabricBuilder, String> {
     if m < 2 || !m.is_power_of_two() {
-        return Err(format!("m = {m}: the switch port count must be a power of two ≥ 2"));
+        return Err(format!(
+            "m = {m}: the switch port count must be a power of two ≥ 2"
+        ));
     }
     if m > 254 {
         return Err(format!("m = {m} is above InfiniBand's 254 ports"));
@@ -24,12 +26,19 @@ pub fn fattree(m: usize, n: usize) -> Result<FabricBuilder, String> {
         return Err("n must be at least 1".into());
     }
     let half = m / 2;
-    let hosts = 2 * half.checked_pow(n as u32).filter(|&h| h <= 48_000).ok_or("more hosts than a subnet has LIDs")?;
+    let hosts = 2 * half
+        .checked_pow(n as u32)
+        .filter(|&h| h <= 48_000)
+        .ok_or("more hosts than a subnet has LIDs")?;
     // Labels per level, in lexicographic order; index maps label → node.
     let labels_at = |l: usize| -> Vec<Vec<usize>> {
-        let radices: Vec<usize> = (0..n - 1).map(|i| if i == 0 && l > 0 { m } else { half }).collect();
+        let radices: Vec<usize> = (0..n - 1)
+            .map(|i| if i == 0 && l > 0 { m } else { half })
+            .collect();
         let count: usize = radices.iter().product();
-        (0..count).map(|i| super::direct::coordinates(i, &radices)).collect()
+        (0..count)
+            .map(|i| super::direct::coordinates(i, &radices))
+            .collect()
     };
     let mut b = FabricBuilder::new();
     let mut ids: Vec<std::collections::HashMap<Vec<usize>, NodeId>> = Vec::new();
@@ -51,8 +60,11 @@ pub fn fattree(m: usize, n: usize) -> Result<FabricBuilder, String> {
                 child.insert(l, k);
                 let lower = ids[l + 1][&child];
                 let up_port = w[n - 2] + half;
-                b.connect(PortRef::new(upper, (k + 1) as u8), PortRef::new(lower, (up_port + 1) as u8))
-                    .map_err(|e| e.to_string())?;
+                b.connect(
+                    PortRef::new(upper, (k + 1) as u8),
+                    PortRef::new(lower, (up_port + 1) as u8),
+                )
+                .map_err(|e| e.to_string())?;
             }
         }
     }
@@ -64,7 +76,8 @@ pub fn fattree(m: usize, n: usize) -> Result<FabricBuilder, String> {
             let name = format!("ft-p{}{k}", digits_text(&w));
             let host = b.add_node(NodeKind::Ca, CA_GUID_BASE + 2 * count, name, 1);
             count += 1;
-            b.connect(PortRef::new(host, 1), PortRef::new(leaf, (k + 1) as u8)).map_err(|e| e.to_string())?;
+            b.connect(PortRef::new(host, 1), PortRef::new(leaf, (k + 1) as u8))
+                .map_err(|e| e.to_string())?;
         }
     }
     debug_assert_eq!(count as usize, hosts);
@@ -76,7 +89,11 @@ fn digits_text(w: &[usize]) -> String {
     if w.iter().all(|&d| d < 10) {
         w.iter().map(|d| d.to_string()).collect()
     } else {
-        w.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(".") + "."
+        w.iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(".")
+            + "."
     }
 }
 
@@ -91,12 +108,21 @@ mod tests {
             let f = fabric(fattree(m, n).unwrap());
             let half = m / 2;
             assert_eq!(f.cas().count(), 2 * half.pow(n as u32), "m={m} n={n}");
-            assert_eq!(f.switches().len(), (2 * n - 1) * half.pow(n as u32 - 1), "m={m} n={n}");
+            assert_eq!(
+                f.switches().len(),
+                (2 * n - 1) * half.pow(n as u32 - 1),
+                "m={m} n={n}"
+            );
             for &s in f.switches() {
                 let node = f.node(s);
                 // Roots use all m ports downwards; every other switch all
                 // m ports too (m/2 down, m/2 up).
-                assert_eq!(node.links().filter(|(p, _)| !p.is_management()).count(), m, "m={m} n={n} {}", node.desc);
+                assert_eq!(
+                    node.links().filter(|(p, _)| !p.is_management()).count(),
+                    m,
+                    "m={m} n={n} {}",
+                    node.desc
+                );
             }
             assert_eq!(diameter(&f), 2 * (n - 1), "m={m} n={n}");
         }
@@ -107,10 +133,23 @@ mod tests {
         // ⟨01,0⟩ port 1 (IB port 2) reaches ⟨10,1⟩ port 3 (IB port 4), and
         // ⟨20,2⟩ port 1 (IB port 2) holds P(201).
         let b = fattree(4, 3).unwrap();
-        let find = |name: &str| crate::fabric::NodeId::new(b.nodes().iter().position(|n| n.desc == name).unwrap());
-        let (root, mid, leaf, host) = (find("ft-l0-01"), find("ft-l1-10"), find("ft-l2-20"), find("ft-p201"));
-        assert_eq!(b.node(root).port(2).unwrap().remote, Some(PortRef::new(mid, 4)));
-        assert_eq!(b.node(leaf).port(2).unwrap().remote, Some(PortRef::new(host, 1)));
+        let find = |name: &str| {
+            crate::fabric::NodeId::new(b.nodes().iter().position(|n| n.desc == name).unwrap())
+        };
+        let (root, mid, leaf, host) = (
+            find("ft-l0-01"),
+            find("ft-l1-10"),
+            find("ft-l2-20"),
+            find("ft-p201"),
+        );
+        assert_eq!(
+            b.node(root).port(2).unwrap().remote,
+            Some(PortRef::new(mid, 4))
+        );
+        assert_eq!(
+            b.node(leaf).port(2).unwrap().remote,
+            Some(PortRef::new(host, 1))
+        );
     }
 
     #[test]

@@ -20,19 +20,29 @@ impl Field {
         }
         let add = table(q, |a, b| digitwise(a, b, p, k, |x, y| (x + y) % p));
         if k == 1 {
-            return Ok(Field { q, add, mul: table(q, |a, b| a * b % p) });
+            return Ok(Field {
+                q,
+                add,
+                mul: table(q, |a, b| a * b % p),
+            });
         }
         // Monic degree-k polynomials are p^k + tail with tail < p^k; the
         // product table makes a field exactly when the polynomial is
         // irreducible, i.e. every non-zero element has an inverse.
         for tail in 0..q {
             let mul = table(q, |a, b| poly_mul_mod(a, b, p, k, tail));
-            let field = Field { q, add: add.clone(), mul };
+            let field = Field {
+                q,
+                add: add.clone(),
+                mul,
+            };
             if (1..q).all(|a| (1..q).any(|b| field.mul(a, b) == 1)) {
                 return Ok(field);
             }
         }
-        Err(format!("no irreducible polynomial of degree {k} over GF({p}) found"))
+        Err(format!(
+            "no irreducible polynomial of degree {k} over GF({p}) found"
+        ))
     }
 
     pub fn order(&self) -> usize {
@@ -57,7 +67,9 @@ impl Field {
 
     /// a / b for b ≠ 0.
     pub fn div(&self, a: usize, b: usize) -> usize {
-        let inverse = (1..self.q).find(|&i| self.mul(b, i) == 1).expect("b has an inverse: b ≠ 0 in a field");
+        let inverse = (1..self.q)
+            .find(|&i| self.mul(b, i) == 1)
+            .expect("b has an inverse: b ≠ 0 in a field");
         self.mul(a, inverse)
     }
 
@@ -117,13 +129,20 @@ fn number(d: &[usize], p: usize) -> usize {
 
 fn digitwise(a: usize, b: usize, p: usize, k: u32, f: impl Fn(usize, usize) -> usize) -> usize {
     let (x, y) = (digits(a, p, k), digits(b, p, k));
-    number(&x.iter().zip(&y).map(|(&u, &v)| f(u, v)).collect::<Vec<_>>(), p)
+    number(
+        &x.iter().zip(&y).map(|(&u, &v)| f(u, v)).collect::<Vec<_>>(),
+        p,
+    )
 }
 
 /// a·b modulo the monic polynomial x^k + tail(x) over GF(p).
 fn poly_mul_mod(a: usize, b: usize, p: usize, k: u32, tail: usize) -> usize {
     let k = k as usize;
-    let (x, y, t) = (digits(a, p, k as u32), digits(b, p, k as u32), digits(tail, p, k as u32));
+    let (x, y, t) = (
+        digits(a, p, k as u32),
+        digits(b, p, k as u32),
+        digits(tail, p, k as u32),
+    );
     let mut prod = vec![0; 2 * k];
     for (i, &u) in x.iter().enumerate() {
         for (j, &v) in y.iter().enumerate() {
@@ -165,19 +184,30 @@ mod tests {
                 assert_eq!(f.mul(a, 1), a);
                 assert_eq!(f.add(a, f.neg(a)), 0);
                 if a != 0 {
-                    assert!((1..q).any(|b| f.mul(a, b) == 1), "q={q} a={a} has no inverse");
+                    assert!(
+                        (1..q).any(|b| f.mul(a, b) == 1),
+                        "q={q} a={a} has no inverse"
+                    );
                 }
                 for b in 0..q {
                     assert_eq!(f.mul(a, b), f.mul(b, a));
                     for c in 0..q {
-                        assert_eq!(f.mul(a, f.add(b, c)), f.add(f.mul(a, b), f.mul(a, c)), "q={q}");
+                        assert_eq!(
+                            f.mul(a, f.add(b, c)),
+                            f.add(f.mul(a, b), f.mul(a, c)),
+                            "q={q}"
+                        );
                     }
                 }
             }
             let xi = f.primitive_element();
             let mut seen: Vec<usize> = (0..q - 1).map(|e| f.pow(xi, e)).collect();
             seen.sort();
-            assert_eq!(seen, (1..q).collect::<Vec<_>>(), "q={q}: ξ={xi} generates every non-zero element");
+            assert_eq!(
+                seen,
+                (1..q).collect::<Vec<_>>(),
+                "q={q}: ξ={xi} generates every non-zero element"
+            );
         }
         assert!(Field::new(6).unwrap_err().contains("not a prime power"));
     }

@@ -12,14 +12,20 @@ pub fn check_grid(dims: &[usize], widths: &[usize]) -> Result<(), String> {
         return Err("at least one dimension is needed".into());
     }
     if dims.len() != widths.len() {
-        return Err(format!("{} dimensions but {} link widths: give one width per dimension", dims.len(), widths.len()));
+        return Err(format!(
+            "{} dimensions but {} link widths: give one width per dimension",
+            dims.len(),
+            widths.len()
+        ));
     }
     if dims.contains(&0) || widths.contains(&0) {
         return Err("dimension sizes and link widths must be at least 1".into());
     }
     let switches: usize = dims.iter().product();
     if switches > 16_384 {
-        return Err(format!("{switches} switches is more than a subnet's LID space allows with hosts"));
+        return Err(format!(
+            "{switches} switches is more than a subnet's LID space allows with hosts"
+        ));
     }
     Ok(())
 }
@@ -76,8 +82,12 @@ mod tests {
 
     #[test]
     fn bad_grids_are_explained() {
-        assert!(hyperx(&[4, 4], &[1], 1).unwrap_err().contains("one width per dimension"));
-        assert!(hyperx(&[4, 0], &[1, 1], 1).unwrap_err().contains("at least 1"));
+        assert!(hyperx(&[4, 4], &[1], 1)
+            .unwrap_err()
+            .contains("one width per dimension"));
+        assert!(hyperx(&[4, 0], &[1, 1], 1)
+            .unwrap_err()
+            .contains("at least 1"));
         assert!(hypercube(0, 1, 1).is_err());
     }
 }

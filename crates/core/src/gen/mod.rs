@@ -38,7 +38,10 @@ pub fn shuffle_ports(b: &FabricBuilder, seed: u64) -> FabricBuilder {
     }
     for (id, n) in NodeId::range(b.node_count()).zip(b.nodes()) {
         for (port, r) in n.links() {
-            let (a, z) = (PortRef::new(id, perms[id][port.idx()]), PortRef::new(r.node, perms[r.node][r.port.idx()]));
+            let (a, z) = (
+                PortRef::new(id, perms[id][port.idx()]),
+                PortRef::new(r.node, perms[r.node][r.port.idx()]),
+            );
             if a < z {
                 // Both ends are fresh ports of a fresh builder: cannot clash.
                 let _ = out.connect(a, z);
@@ -103,7 +106,11 @@ pub fn parallel_cables(
             let (pa, pz) = (next[a.node.idx()], next[z.node.idx()]);
             next[a.node.idx()] += 1;
             next[z.node.idx()] += 1;
-            out.connect(PortRef::new(a.node, pa as u8), PortRef::new(z.node, pz as u8)).map_err(|e| e.to_string())?;
+            out.connect(
+                PortRef::new(a.node, pa as u8),
+                PortRef::new(z.node, pz as u8),
+            )
+            .map_err(|e| e.to_string())?;
         }
     }
     Ok(out)
@@ -117,7 +124,12 @@ mod tests {
     fn shuffling_keeps_cables_and_moves_ports() {
         let b = dragonfly::dragonfly(&dragonfly::Params::new(4, 2, 2)).unwrap();
         let s = shuffle_ports(&b, 5);
-        let degree = |b: &FabricBuilder| b.nodes().iter().map(|n| n.links().count()).collect::<Vec<_>>();
+        let degree = |b: &FabricBuilder| {
+            b.nodes()
+                .iter()
+                .map(|n| n.links().count())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(degree(&b), degree(&s));
         let moved = b
             .nodes()
@@ -128,8 +140,15 @@ mod tests {
         assert!(moved > b.node_count() / 2);
         // Deterministic per seed.
         assert_eq!(
-            shuffle_ports(&b, 5).nodes().iter().map(|n| n.links().collect::<Vec<_>>()).collect::<Vec<_>>(),
-            s.nodes().iter().map(|n| n.links().collect::<Vec<_>>()).collect::<Vec<_>>()
+            shuffle_ports(&b, 5)
+                .nodes()
+                .iter()
+                .map(|n| n.links().collect::<Vec<_>>())
+                .collect::<Vec<_>>(),
+            s.nodes()
+                .iter()
+                .map(|n| n.links().collect::<Vec<_>>())
+                .collect::<Vec<_>>()
         );
     }
 
@@ -148,7 +167,11 @@ mod tests {
             assert_eq!(widths, vec![1, 1, 1, 3, 3]);
             assert_eq!(g.hosts(s), 2);
         }
-        assert!(parallel_cables(&b, 0, |_, _| true).unwrap_err().contains("use 1"));
-        assert!(parallel_cables(&b, 60, |_, _| true).unwrap_err().contains("254"));
+        assert!(parallel_cables(&b, 0, |_, _| true)
+            .unwrap_err()
+            .contains("use 1"));
+        assert!(parallel_cables(&b, 60, |_, _| true)
+            .unwrap_err()
+            .contains("254"));
     }
 }

@@ -32,7 +32,11 @@ impl Pgft {
     /// A two-level leaf–spine: `leaves` leaves with `hosts` hosts each,
     /// `spines` spines, `parallel` cables between every leaf and spine.
     pub fn leaf_spine(leaves: usize, hosts: usize, spines: usize, parallel: usize) -> Self {
-        Pgft { down: vec![hosts, leaves], up: vec![1, spines], parallel: vec![1, parallel] }
+        Pgft {
+            down: vec![hosts, leaves],
+            up: vec![1, spines],
+            parallel: vec![1, parallel],
+        }
     }
 
     pub fn levels(&self) -> usize {
@@ -47,7 +51,11 @@ impl Pgft {
     /// Ports a switch of level l uses (down, then up).
     pub fn ports_at(&self, l: usize) -> usize {
         let down = self.down[l - 1] * self.parallel[l - 1];
-        let up = if l < self.levels() { self.up[l] * self.parallel[l] } else { 0 };
+        let up = if l < self.levels() {
+            self.up[l] * self.parallel[l]
+        } else {
+            0
+        };
         down + up
     }
 
@@ -61,21 +69,34 @@ impl Pgft {
                 self.parallel.len()
             ));
         }
-        if self.down.iter().chain(&self.up).chain(&self.parallel).any(|&x| x == 0) {
+        if self
+            .down
+            .iter()
+            .chain(&self.up)
+            .chain(&self.parallel)
+            .any(|&x| x == 0)
+        {
             return Err("every down, up and parallel value must be at least 1".into());
         }
         if self.up[0] != 1 || self.parallel[0] != 1 {
-            return Err("hosts have one port here: the first up and parallel values must be 1".into());
+            return Err(
+                "hosts have one port here: the first up and parallel values must be 1".into(),
+            );
         }
         for l in 1..=h {
             let ports = self.ports_at(l);
             if ports > 254 {
-                return Err(format!("switches of level {l} would need {ports} ports, above InfiniBand's 254"));
+                return Err(format!(
+                    "switches of level {l} would need {ports} ports, above InfiniBand's 254"
+                ));
             }
         }
         let total: usize = (0..=h).map(|l| self.nodes_at(l)).sum();
         if self.nodes_at(0) > 48_000 || total > 60_000 {
-            return Err(format!("{} hosts and {total} nodes: more than a subnet has LIDs", self.nodes_at(0)));
+            return Err(format!(
+                "{} hosts and {total} nodes: more than a subnet has LIDs",
+                self.nodes_at(0)
+            ));
         }
         Ok(())
     }
@@ -90,7 +111,11 @@ fn radices(p: &Pgft, l: usize) -> Vec<usize> {
 /// first digit counts fastest, so a leaf's hosts are consecutive.
 fn index(p: &Pgft, l: usize, a: &[usize], b: &[usize]) -> usize {
     let digits: Vec<usize> = a.iter().chain(b).copied().collect();
-    digits.iter().zip(radices(p, l)).rev().fold(0, |acc, (&digit, radix)| acc * radix + digit)
+    digits
+        .iter()
+        .zip(radices(p, l))
+        .rev()
+        .fold(0, |acc, (&digit, radix)| acc * radix + digit)
 }
 
 fn label(p: &Pgft, l: usize, mut i: usize) -> (Vec<usize>, Vec<usize>) {
@@ -120,7 +145,10 @@ pub fn pgft_with_top_hosts(p: &Pgft, top_hosts: usize, seed: u64) -> Result<Fabr
         extra[rng.below(tops)] += 1;
     }
     if let Some(most) = extra.iter().max().filter(|&&e| p.ports_at(h) + e > 254) {
-        return Err(format!("a top switch would need {} ports for {most} more hosts, above 254", p.ports_at(h) + most));
+        return Err(format!(
+            "a top switch would need {} ports for {most} more hosts, above 254",
+            p.ports_at(h) + most
+        ));
     }
     let mut b = FabricBuilder::new();
     // ids[l][i]: node i of level l; hosts are added last so that switch
@@ -132,14 +160,23 @@ pub fn pgft_with_top_hosts(p: &Pgft, top_hosts: usize, seed: u64) -> Result<Fabr
             let (a, bb) = label(p, l, i);
             let name = format!("pgft-l{l}-{}", text(&a, &bb));
             let guid = SWITCH_GUID_BASE + b.node_count() as u64;
-            let more = if l == h { extra.get(i).copied().unwrap_or(0) } else { 0 };
+            let more = if l == h {
+                extra.get(i).copied().unwrap_or(0)
+            } else {
+                0
+            };
             level.push(b.add_node(NodeKind::Switch, guid, name, (p.ports_at(l) + more) as u8));
         }
         ids.push(level);
     }
     for i in 0..p.nodes_at(0) {
         let (a, _) = label(p, 0, i);
-        let host = b.add_node(NodeKind::Ca, CA_GUID_BASE + 2 * i as u64, format!("pgft-h{}", text(&a, &[])), 1);
+        let host = b.add_node(
+            NodeKind::Ca,
+            CA_GUID_BASE + 2 * i as u64,
+            format!("pgft-h{}", text(&a, &[])),
+            1,
+        );
         ids[0].push(host);
     }
     for l in 1..=h {
@@ -155,9 +192,16 @@ pub fn pgft_with_top_hosts(p: &Pgft, top_hosts: usize, seed: u64) -> Result<Fabr
                     let down_port = 1 + a[0] * par + k;
                     // Hosts have port 1; a switch's up ports follow its
                     // down ports.
-                    let up_port = if l == 1 { 1 } else { 1 + down_ports(p, l - 1) + parent_digit * par + k };
-                    b.connect(PortRef::new(child, up_port as u8), PortRef::new(parent, down_port as u8))
-                        .map_err(|e| e.to_string())?;
+                    let up_port = if l == 1 {
+                        1
+                    } else {
+                        1 + down_ports(p, l - 1) + parent_digit * par + k
+                    };
+                    b.connect(
+                        PortRef::new(child, up_port as u8),
+                        PortRef::new(parent, down_port as u8),
+                    )
+                    .map_err(|e| e.to_string())?;
                 }
             }
         }
@@ -168,7 +212,8 @@ pub fn pgft_with_top_hosts(p: &Pgft, top_hosts: usize, seed: u64) -> Result<Fabr
             let guid = CA_GUID_BASE + 2 * j as u64;
             let host = b.add_node(NodeKind::Ca, guid, format!("pgft-top{i}-h{k}"), 1);
             let port = 1 + p.ports_at(h) + k;
-            b.connect(PortRef::new(host, 1), PortRef::new(ids[h][i], port as u8)).map_err(|e| e.to_string())?;
+            b.connect(PortRef::new(host, 1), PortRef::new(ids[h][i], port as u8))
+                .map_err(|e| e.to_string())?;
             j += 1;
         }
     }
@@ -185,7 +230,10 @@ fn text(a: &[usize], b: &[usize]) -> String {
         if d.iter().all(|&x| x < 10) {
             d.iter().map(|x| x.to_string()).collect::<String>()
         } else {
-            d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(".")
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(".")
         }
     };
     if b.is_empty() {
@@ -222,8 +270,15 @@ mod tests {
     #[test]
     fn three_levels_match_the_counts() {
         // PGFT(3; 4,4,3; 1,2,2; 1,2,1): 48 hosts, 12 leaves, 6 middle, 4 top.
-        let p = Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
-        assert_eq!((p.nodes_at(0), p.nodes_at(1), p.nodes_at(2), p.nodes_at(3)), (48, 12, 6, 4));
+        let p = Pgft {
+            down: vec![4, 4, 3],
+            up: vec![1, 2, 2],
+            parallel: vec![1, 2, 1],
+        };
+        assert_eq!(
+            (p.nodes_at(0), p.nodes_at(1), p.nodes_at(2), p.nodes_at(3)),
+            (48, 12, 6, 4)
+        );
         let f = fabric(pgft(&p).unwrap());
         let g = f.graph();
         assert_eq!(g.diameter(), 4);
@@ -250,7 +305,11 @@ mod tests {
 
     #[test]
     fn labels_and_indices_agree_and_a_leafs_hosts_are_consecutive() {
-        let p = Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
+        let p = Pgft {
+            down: vec![4, 4, 3],
+            up: vec![1, 2, 2],
+            parallel: vec![1, 2, 1],
+        };
         for l in 0..=3 {
             for i in 0..p.nodes_at(l) {
                 let (a, b) = label(&p, l, i);
@@ -268,8 +327,9 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_explained() {
-        let bad =
-            |down: Vec<usize>, up: Vec<usize>, parallel: Vec<usize>| pgft(&Pgft { down, up, parallel }).unwrap_err();
+        let bad = |down: Vec<usize>, up: Vec<usize>, parallel: Vec<usize>| {
+            pgft(&Pgft { down, up, parallel }).unwrap_err()
+        };
         assert!(bad(vec![4], vec![1, 2], vec![1]).contains("one per level"));
         assert!(bad(vec![4, 0], vec![1, 2], vec![1, 1]).contains("at least 1"));
         assert!(bad(vec![4, 4], vec![2, 2], vec![1, 1]).contains("first up"));

@@ -8,12 +8,22 @@ use super::direct::CablePlan;
 use crate::fabric::FabricBuilder;
 use crate::rng::Rng;
 
-pub fn random_regular(switches: usize, degree: usize, p: usize, seed: u64) -> Result<FabricBuilder, String> {
+pub fn random_regular(
+    switches: usize,
+    degree: usize,
+    p: usize,
+    seed: u64,
+) -> Result<FabricBuilder, String> {
     if degree == 0 || degree >= switches {
-        return Err(format!("degree {degree} needs 1 ≤ degree < switches ({switches})"));
+        return Err(format!(
+            "degree {degree} needs 1 ≤ degree < switches ({switches})"
+        ));
     }
     if switches * degree % 2 == 1 {
-        return Err(format!("switches × degree = {} must be even (every cable has two ends)", switches * degree));
+        return Err(format!(
+            "switches × degree = {} must be even (every cable has two ends)",
+            switches * degree
+        ));
     }
     let mut rng = Rng::new(seed);
     for _attempt in 0..10_000 {
@@ -38,7 +48,9 @@ pub fn random_regular(switches: usize, degree: usize, p: usize, seed: u64) -> Re
 /// time and redrawing pairs that would make a self-cable or a second cable
 /// between the same switches (Steger–Wormald); None when it gets stuck.
 fn try_pairing(switches: usize, degree: usize, rng: &mut Rng) -> Option<Vec<(usize, usize)>> {
-    let mut ends: Vec<usize> = (0..switches).flat_map(|s| std::iter::repeat_n(s, degree)).collect();
+    let mut ends: Vec<usize> = (0..switches)
+        .flat_map(|s| std::iter::repeat_n(s, degree))
+        .collect();
     let mut seen = std::collections::HashSet::new();
     let mut cables = Vec::with_capacity(ends.len() / 2);
     while !ends.is_empty() {
@@ -67,7 +79,11 @@ mod tests {
         let f = fabric(random_regular(32, 5, 2, 4).unwrap());
         for &s in f.switches() {
             let node = f.node(s);
-            let peers: Vec<_> = node.links().filter(|(p, r)| p.raw() > 2 && f.node(r.node).is_switch()).map(|(_, r)| r.node).collect();
+            let peers: Vec<_> = node
+                .links()
+                .filter(|(p, r)| p.raw() > 2 && f.node(r.node).is_switch())
+                .map(|(_, r)| r.node)
+                .collect();
             assert_eq!(peers.len(), 5);
             let mut unique = peers.clone();
             unique.sort();
@@ -75,10 +91,18 @@ mod tests {
             assert_eq!(unique.len(), 5, "no parallel cables");
         }
         let a = random_regular(32, 5, 2, 4).unwrap();
-        let links = |b: &FabricBuilder| b.nodes().iter().map(|n| n.links().collect::<Vec<_>>()).collect::<Vec<_>>();
+        let links = |b: &FabricBuilder| {
+            b.nodes()
+                .iter()
+                .map(|n| n.links().collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        };
         assert_eq!(links(&a), links(&random_regular(32, 5, 2, 4).unwrap()));
         assert_ne!(links(&a), links(&random_regular(32, 5, 2, 5).unwrap()));
-        assert!(random_regular(100, 16, 1, 1).is_ok(), "dense graphs are found too");
+        assert!(
+            random_regular(100, 16, 1, 1).is_ok(),
+            "dense graphs are found too"
+        );
         assert!(random_regular(5, 3, 1, 1).unwrap_err().contains("even"));
     }
 }

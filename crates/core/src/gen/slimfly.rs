@@ -20,17 +20,37 @@ use crate::fabric::FabricBuilder;
 pub fn generator_sets(field: &Field) -> Result<(Vec<usize>, Vec<usize>), String> {
     let q = field.order();
     let xi = field.primitive_element();
-    let powers = |exps: &mut dyn Iterator<Item = usize>| -> Vec<usize> { exps.map(|e| field.pow(xi, e)).collect() };
+    let powers = |exps: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
+        exps.map(|e| field.pow(xi, e)).collect()
+    };
     let (x, x_) = match q % 4 {
-        1 => (powers(&mut (0..q - 1).step_by(2)), powers(&mut (1..q - 1).step_by(2))),
-        0 => (powers(&mut (0..q - 1).step_by(2)), powers(&mut (1..q).step_by(2))),
+        1 => (
+            powers(&mut (0..q - 1).step_by(2)),
+            powers(&mut (1..q - 1).step_by(2)),
+        ),
+        0 => (
+            powers(&mut (0..q - 1).step_by(2)),
+            powers(&mut (1..q).step_by(2)),
+        ),
         3 => {
             let w = (q + 1) / 4;
-            let x = powers(&mut (0..=2 * w - 2).step_by(2).chain((2 * w - 1..=4 * w - 3).step_by(2)));
-            let x_ = powers(&mut (1..=2 * w - 1).step_by(2).chain((2 * w..=4 * w - 2).step_by(2)));
+            let x = powers(
+                &mut (0..=2 * w - 2)
+                    .step_by(2)
+                    .chain((2 * w - 1..=4 * w - 3).step_by(2)),
+            );
+            let x_ = powers(
+                &mut (1..=2 * w - 1)
+                    .step_by(2)
+                    .chain((2 * w..=4 * w - 2).step_by(2)),
+            );
             (x, x_)
         }
-        _ => return Err(format!("q = {q} is not of the form 4w + δ with δ ∈ {{-1, 0, 1}} (q = 2 has no Slim Fly)")),
+        _ => {
+            return Err(format!(
+                "q = {q} is not of the form 4w + δ with δ ∈ {{-1, 0, 1}} (q = 2 has no Slim Fly)"
+            ))
+        }
     };
     Ok((x, x_))
 }
@@ -54,7 +74,9 @@ impl Mms {
         let field = Field::new(q)?;
         let (x_set, x_set_) = generator_sets(&field)?;
         let id = |t: usize, a: usize, b: usize| (t * q + a) * q + b;
-        let labels = (0..2).flat_map(|t| (0..q).flat_map(move |a| (0..q).map(move |b| (t, a, b)))).collect();
+        let labels = (0..2)
+            .flat_map(|t| (0..q).flat_map(move |a| (0..q).map(move |b| (t, a, b))))
+            .collect();
         let mut cables = Vec::new();
         // Intra-subgraph cables, each once (from the smaller y).
         for (t, set) in [(0, &x_set), (1, &x_set_)] {
@@ -77,7 +99,12 @@ impl Mms {
                 }
             }
         }
-        Ok(Mms { field, generators: [x_set, x_set_], labels, cables })
+        Ok(Mms {
+            field,
+            generators: [x_set, x_set_],
+            labels,
+            cables,
+        })
     }
 }
 
@@ -118,7 +145,10 @@ mod tests {
             let (x, x_) = generator_sets(&f).unwrap();
             for set in [&x, &x_] {
                 for &e in set.iter() {
-                    assert!(set.contains(&f.neg(e)), "q={q}: {set:?} not closed under negation");
+                    assert!(
+                        set.contains(&f.neg(e)),
+                        "q={q}: {set:?} not closed under negation"
+                    );
                 }
             }
             if q % 4 != 3 {
@@ -142,7 +172,11 @@ mod tests {
             let f = fabric(slimfly(q, 2).unwrap());
             assert_eq!(f.switches().len(), 2 * q * q, "q={q}");
             for &s in f.switches() {
-                assert_eq!(f.node(s).links().count(), radix + 2, "q={q}: every switch has k' switch neighbours");
+                assert_eq!(
+                    f.node(s).links().count(),
+                    radix + 2,
+                    "q={q}: every switch has k' switch neighbours"
+                );
             }
             assert_eq!(diameter(&f), 2, "q={q}");
             assert_eq!(f.cas().count(), 4 * q * q);

@@ -220,7 +220,11 @@ mod tests {
         let h0_port2 = f.node(n(0)).port(2).unwrap();
         assert_eq!((h0_port2.lid.raw(), h0_port2.lmc), (6, 1));
         assert_eq!(f.node(n(4)).port(0).unwrap().lid, 5, "switch s1");
-        assert_eq!(f.lid_owner(crate::fabric::Lid::from_raw(9)), Some(PortRef::new(n(1), 1)), "h1, second LID");
+        assert_eq!(
+            f.lid_owner(crate::fabric::Lid::from_raw(9)),
+            Some(PortRef::new(n(1), 1)),
+            "h1, second LID"
+        );
     }
 
     #[test]

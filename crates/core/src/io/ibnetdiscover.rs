@@ -130,7 +130,8 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
                 b.port_mut(at).map_err(|e| err(e.to_string()))?.guid = guid;
             }
             if let Some((lid, lmc)) = header.lid {
-                b.set_lid(at, Lid::from_raw(lid), lmc).map_err(|e| err(e.to_string()))?;
+                b.set_lid(at, Lid::from_raw(lid), lmc)
+                    .map_err(|e| err(e.to_string()))?;
             }
         }
         switch_port_guid = None;
@@ -464,7 +465,10 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"
         assert_eq!(b.node(n(0)).desc, "sw \"a\"");
         assert_eq!(b.node(n(0)).port(0).unwrap().lid, 7);
         assert_eq!(b.node(n(1)).port(1).unwrap().lid, 8);
-        assert_eq!(b.node(n(1)).port(1).unwrap().remote, Some(PortRef::new(n(0), 1)));
+        assert_eq!(
+            b.node(n(1)).port(1).unwrap().remote,
+            Some(PortRef::new(n(0), 1))
+        );
     }
 
     #[test]

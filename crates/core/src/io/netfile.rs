@@ -24,16 +24,29 @@ use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 pub fn write(fabric: &FabricBuilder) -> String {
     let nodes = fabric.nodes();
     let mut taken = std::collections::HashSet::new();
-    let names: Vec<String> = nodes.iter().enumerate().map(|(id, n)| node_name(id, &n.desc, &mut taken)).collect();
+    let names: Vec<String> = nodes
+        .iter()
+        .enumerate()
+        .map(|(id, n)| node_name(id, &n.desc, &mut taken))
+        .collect();
     let order = nodes
         .iter()
         .enumerate()
         .filter(|(_, n)| n.kind == NodeKind::Ca)
-        .chain(nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Switch))
+        .chain(
+            nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| n.kind == NodeKind::Switch),
+        )
         .map(|(id, n)| (NodeId::new(id), n));
     let mut out = String::new();
     for (id, node) in order {
-        let kind = if node.kind == NodeKind::Switch { "Switch" } else { "Hca" };
+        let kind = if node.kind == NodeKind::Switch {
+            "Switch"
+        } else {
+            "Hca"
+        };
         let _ = writeln!(out, "{kind} {} \"{}\"", node.port_slots() - 1, names[id]);
         for (port, remote) in node.links() {
             if !port.is_management() {
@@ -51,8 +64,14 @@ pub fn write(fabric: &FabricBuilder) -> String {
 /// start a comment, a quote end the name, a control character break the
 /// line.
 fn node_name(id: usize, desc: &str, taken: &mut std::collections::HashSet<String>) -> String {
-    let usable = !desc.trim().is_empty() && !desc.contains(['"', '#']) && !desc.chars().any(char::is_control);
-    let mut name = if usable { desc.to_string() } else { format!("node-{id}") };
+    let usable = !desc.trim().is_empty()
+        && !desc.contains(['"', '#'])
+        && !desc.chars().any(char::is_control);
+    let mut name = if usable {
+        desc.to_string()
+    } else {
+        format!("node-{id}")
+    };
     let mut n = 1;
     while !taken.insert(name.clone()) {
         name = format!("node-{id}-{n}");
@@ -93,12 +112,21 @@ pub fn read(text: &str) -> Result<FabricBuilder, NetFileError> {
         if line.is_empty() {
             continue;
         }
-        let err = |message: String| NetFileError { line: line_no, message };
+        let err = |message: String| NetFileError {
+            line: line_no,
+            message,
+        };
         if let Some(rest) = line.strip_prefix('[') {
             let node = current.ok_or_else(|| err("port line before any node header".into()))?;
-            let (port, rest) = rest.split_once(']').ok_or_else(|| err("expected `[port]`".into()))?;
-            let port: u8 = port.trim().parse().map_err(|_| err(format!("bad port number '{port}'")))?;
-            let (peer, rest) = quoted(rest).ok_or_else(|| err("expected a quoted peer name".into()))?;
+            let (port, rest) = rest
+                .split_once(']')
+                .ok_or_else(|| err("expected `[port]`".into()))?;
+            let port: u8 = port
+                .trim()
+                .parse()
+                .map_err(|_| err(format!("bad port number '{port}'")))?;
+            let (peer, rest) =
+                quoted(rest).ok_or_else(|| err("expected a quoted peer name".into()))?;
             let peer_port = rest
                 .trim_start()
                 .strip_prefix('[')
@@ -108,15 +136,25 @@ pub fn read(text: &str) -> Result<FabricBuilder, NetFileError> {
             cables.push((line_no, node, port, peer, peer_port));
             continue;
         }
-        let (kind_word, rest) = line.split_once(char::is_whitespace).ok_or_else(|| err("expected a node header".into()))?;
+        let (kind_word, rest) = line
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| err("expected a node header".into()))?;
         let kind = match kind_word {
             "Switch" => NodeKind::Switch,
             "Hca" | "Ca" | "Rtr" => NodeKind::Ca,
-            other => return Err(err(format!("unknown node type '{other}' (expected Switch or Hca)"))),
+            other => {
+                return Err(err(format!(
+                    "unknown node type '{other}' (expected Switch or Hca)"
+                )))
+            }
         };
         let rest = rest.trim_start();
-        let (ports, rest) = rest.split_once(char::is_whitespace).ok_or_else(|| err("expected a port count".into()))?;
-        let ports: u8 = ports.parse().map_err(|_| err(format!("bad port count '{ports}'")))?;
+        let (ports, rest) = rest
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| err("expected a port count".into()))?;
+        let ports: u8 = ports
+            .parse()
+            .map_err(|_| err(format!("bad port count '{ports}'")))?;
         let (name, _) = quoted(rest).ok_or_else(|| err("expected a quoted node name".into()))?;
         let guid = if kind == NodeKind::Switch {
             switches += 1;
@@ -134,8 +172,11 @@ pub fn read(text: &str) -> Result<FabricBuilder, NetFileError> {
     }
     for (line, node, port, peer, peer_port) in cables {
         let err = |message: String| NetFileError { line, message };
-        let &peer_id = ids.get(&peer).ok_or_else(|| err(format!("cable to unknown node \"{peer}\"")))?;
-        b.connect(PortRef::new(node, port), PortRef::new(peer_id, peer_port)).map_err(|e| err(e.to_string()))?;
+        let &peer_id = ids
+            .get(&peer)
+            .ok_or_else(|| err(format!("cable to unknown node \"{peer}\"")))?;
+        b.connect(PortRef::new(node, port), PortRef::new(peer_id, peer_port))
+            .map_err(|e| err(e.to_string()))?;
     }
     Ok(b)
 }
@@ -161,12 +202,18 @@ mod tests {
                     Switch 8 \"Switch2\"\n[3]\t\"Switch1\"[3]\n\nHca\t2 \"Hca1\"\n[1]\t\"Switch1\"[1]\n";
         let b = read(text).unwrap();
         assert_eq!(b.node_count(), 3);
-        assert_eq!(b.node(n(0)).port(3).unwrap().remote, Some(PortRef::new(n(1), 3)));
+        assert_eq!(
+            b.node(n(0)).port(3).unwrap().remote,
+            Some(PortRef::new(n(1), 3))
+        );
         assert_eq!(b.node(n(2)).guid, 0x10_0000);
         // ibsim numbers an HCA's ports after its node GUID, so a 2-port HCA
         // moves the next one on by 3 (checked against ibsim's guid2lid).
         let two = read("Hca 2 \"a\"\n\nHca 1 \"b\"\n").unwrap();
-        assert_eq!((two.node(n(0)).guid, two.node(n(1)).guid), (0x10_0000, 0x10_0003));
+        assert_eq!(
+            (two.node(n(0)).guid, two.node(n(1)).guid),
+            (0x10_0000, 0x10_0003)
+        );
         assert_eq!(b.node(n(1)).guid, 0x20_0001);
     }
 
@@ -186,7 +233,10 @@ mod tests {
             c
         };
         assert_eq!(cables(&b), cables(&again));
-        assert!(write(&b).starts_with("Hca 1 \"h0\""), "a host first, for the SM");
+        assert!(
+            write(&b).starts_with("Hca 1 \"h0\""),
+            "a host first, for the SM"
+        );
     }
 
     /// Found by tests/fuzz_readers.rs: descriptions from OpenSM's subnet
@@ -201,11 +251,19 @@ mod tests {
         let h2 = b.add_node(NodeKind::Ca, 0x40, "node-2", 1);
         let h3 = b.add_node(NodeKind::Ca, 0x50, "line\nbreak", 1);
         for (i, h) in [h0, h1, h2, h3].into_iter().enumerate() {
-            b.connect(PortRef::new(h, 1), PortRef::new(s, i as u8 + 1)).unwrap();
+            b.connect(PortRef::new(h, 1), PortRef::new(s, i as u8 + 1))
+                .unwrap();
         }
         let again = read(&write(&b)).unwrap();
         assert_eq!(again.node_count(), 5);
-        assert_eq!(again.nodes().iter().map(|n| n.links().count()).sum::<usize>(), 8);
+        assert_eq!(
+            again
+                .nodes()
+                .iter()
+                .map(|n| n.links().count())
+                .sum::<usize>(),
+            8
+        );
         assert!(again.nodes().iter().any(|n| n.desc == "host mlx5_0"));
     }
 

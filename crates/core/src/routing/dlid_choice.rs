@@ -38,8 +38,15 @@ impl DlidChoice {
         let mut sorted: Vec<(Lid, u16)> = hosts.into_iter().collect();
         sorted.sort_unstable();
         sorted.dedup_by_key(|h| h.0);
-        let hosts = sorted.into_iter().enumerate().map(|(rank, (lid, count))| (lid, (rank as u32, count))).collect();
-        DlidChoice { choice: HashMap::new(), spread: Some(RankSpread { hosts }) }
+        let hosts = sorted
+            .into_iter()
+            .enumerate()
+            .map(|(rank, (lid, count))| (lid, (rank as u32, count)))
+            .collect();
+        DlidChoice {
+            choice: HashMap::new(),
+            spread: Some(RankSpread { hosts }),
+        }
     }
 
     pub fn insert(&mut self, slid: Lid, dlid_base: Lid, dlid: Lid) {
@@ -53,7 +60,8 @@ impl DlidChoice {
             return Some(dlid);
         }
         let spread = self.spread.as_ref()?;
-        let (&(src_rank, _), &(dst_rank, count)) = (spread.hosts.get(&slid)?, spread.hosts.get(&dlid_base)?);
+        let (&(src_rank, _), &(dst_rank, count)) =
+            (spread.hosts.get(&slid)?, spread.hosts.get(&dlid_base)?);
         if slid == dlid_base || count == 0 {
             return None;
         }
@@ -79,7 +87,8 @@ impl DlidChoice {
     /// Every listed (source base LID, destination base LID, DLID), in LID
     /// order.
     pub fn entries(&self) -> Vec<(Lid, Lid, Lid)> {
-        let mut all: Vec<(Lid, Lid, Lid)> = self.choice.iter().map(|(&(s, b), &d)| (s, b, d)).collect();
+        let mut all: Vec<(Lid, Lid, Lid)> =
+            self.choice.iter().map(|(&(s, b), &d)| (s, b, d)).collect();
         all.sort_unstable();
         all
     }
@@ -100,7 +109,10 @@ mod tests {
         assert_eq!(choice.get(l(12), l(8)), Some(l(11)));
         assert_eq!(choice.get(l(16), l(8)), Some(l(8)));
         // The sources of one destination use all its LIDs.
-        let used: std::collections::BTreeSet<Lid> = [4, 12, 16].iter().filter_map(|&s| choice.get(l(s), l(8))).collect();
+        let used: std::collections::BTreeSet<Lid> = [4, 12, 16]
+            .iter()
+            .filter_map(|&s| choice.get(l(s), l(8)))
+            .collect();
         assert_eq!(used.len(), 3);
         assert_eq!(choice.get(l(8), l(8)), None, "no choice towards oneself");
         assert_eq!(choice.get(l(5), l(8)), None, "5 is no host's base LID");

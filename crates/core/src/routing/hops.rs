@@ -45,7 +45,9 @@ impl HopTable {
                     chain.push(cur);
                     col[cur] = ON_CHAIN;
                     match step(fabric, lfts, SwitchId::new(cur), lid) {
-                        (out, Step::Delivered) => break Some(if out.is_management() { 0 } else { 1 }),
+                        (out, Step::Delivered) => {
+                            break Some(if out.is_management() { 0 } else { 1 })
+                        }
                         (_, Step::Forward { to, .. }) => match col[to.idx()] {
                             UNKNOWN => cur = to.idx(),
                             ON_CHAIN => break None,
@@ -68,7 +70,10 @@ impl HopTable {
                 by_switch[s * lids.len() + k] = h;
             }
         }
-        HopTable { lids: lids.to_vec(), data: by_switch }
+        HopTable {
+            lids: lids.to_vec(),
+            data: by_switch,
+        }
     }
 
     /// Hops from `switch` to `self.lids[k]`.
@@ -93,13 +98,19 @@ mod tests {
     #[test]
     fn hop_counts_follow_the_tables() {
         let mut b = FabricBuilder::new();
-        let s: Vec<_> = (0..3).map(|i| b.add_node(NodeKind::Switch, 0x10 + i, "", 3)).collect();
+        let s: Vec<_> = (0..3)
+            .map(|i| b.add_node(NodeKind::Switch, 0x10 + i, "", 3))
+            .collect();
         let h0 = b.add_node(NodeKind::Ca, 0x100, "", 1);
         let h1 = b.add_node(NodeKind::Ca, 0x200, "", 1);
-        b.connect(PortRef::new(s[0], 2), PortRef::new(s[1], 1)).unwrap();
-        b.connect(PortRef::new(s[1], 2), PortRef::new(s[2], 1)).unwrap();
-        b.connect(PortRef::new(h0, 1), PortRef::new(s[0], 3)).unwrap();
-        b.connect(PortRef::new(h1, 1), PortRef::new(s[2], 3)).unwrap();
+        b.connect(PortRef::new(s[0], 2), PortRef::new(s[1], 1))
+            .unwrap();
+        b.connect(PortRef::new(s[1], 2), PortRef::new(s[2], 1))
+            .unwrap();
+        b.connect(PortRef::new(h0, 1), PortRef::new(s[0], 3))
+            .unwrap();
+        b.connect(PortRef::new(h1, 1), PortRef::new(s[2], 3))
+            .unwrap();
         b.assign_lids_sequential(0).unwrap();
         let f = b.build().unwrap();
         let mut lfts = Routing::empty_lfts(&f);
@@ -111,8 +122,14 @@ mod tests {
         lfts[0].set(s2_lid, PortNum::new(2)); // towards s2's own LID
         lfts[1].set(s2_lid, PortNum::new(2));
         let t = HopTable::new(&f, &lfts, &[h1_lid, s2_lid, h0_lid]);
-        assert_eq!((t.get(0, sw(0)), t.get(0, sw(1)), t.get(0, sw(2))), (3, 2, 1));
-        assert_eq!((t.get(1, sw(0)), t.get(1, sw(1)), t.get(1, sw(2))), (2, 1, 0));
+        assert_eq!(
+            (t.get(0, sw(0)), t.get(0, sw(1)), t.get(0, sw(2))),
+            (3, 2, 1)
+        );
+        assert_eq!(
+            (t.get(1, sw(0)), t.get(1, sw(1)), t.get(1, sw(2))),
+            (2, 1, 0)
+        );
         // LID 4 (h0) has no entries anywhere: unreachable.
         assert_eq!(t.get(2, sw(1)), NO_PATH.raw());
     }

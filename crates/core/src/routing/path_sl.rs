@@ -13,7 +13,10 @@ pub enum PathSl {
     Uniform(u8),
     /// SL per (source LID, destination LID), e.g. read back from a path-SL
     /// dump; pairs not listed use `default`.
-    Pairs { default: u8, sl: HashMap<(Lid, Lid), u8> },
+    Pairs {
+        default: u8,
+        sl: HashMap<(Lid, Lid), u8>,
+    },
     /// SL per (source switch, destination LID): with destination-based
     /// tables every port on one switch (the switch itself and its CAs)
     /// takes the same path to a LID, so they share its SL. One byte per
@@ -44,7 +47,11 @@ impl SwitchSls {
         for (lid, _) in fabric.lids() {
             source_switch[lid] = fabric.lid_switch(lid);
         }
-        SwitchSls { source_switch, sl: vec![sl; fabric.switch_count() * lids], lids }
+        SwitchSls {
+            source_switch,
+            sl: vec![sl; fabric.switch_count() * lids],
+            lids,
+        }
     }
 
     /// Every switch's row (SL by destination LID), in switch order, for
@@ -58,7 +65,10 @@ impl SwitchSls {
     }
 
     pub fn get(&self, switch: SwitchId, dlid: Lid) -> u8 {
-        self.sl.get(switch.idx() * self.lids + dlid.idx()).copied().unwrap_or(0)
+        self.sl
+            .get(switch.idx() * self.lids + dlid.idx())
+            .copied()
+            .unwrap_or(0)
     }
 
     /// SL of the path from `slid` to `dlid`; 0 for LIDs the fabric lacks.
@@ -89,7 +99,11 @@ impl PathSl {
     pub fn sls_used(&self) -> Vec<u8> {
         let mut v: Vec<u8> = match self {
             PathSl::Uniform(sl) => vec![*sl],
-            PathSl::Pairs { default, sl } => sl.values().copied().chain(std::iter::once(*default)).collect(),
+            PathSl::Pairs { default, sl } => sl
+                .values()
+                .copied()
+                .chain(std::iter::once(*default))
+                .collect(),
             PathSl::PerSourceSwitch(t) => {
                 let mut seen = [false; NUM_SLS];
                 t.sl.iter().for_each(|&s| seen[s as usize & 0xf] = true);

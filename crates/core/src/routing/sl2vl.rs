@@ -41,12 +41,23 @@ impl Sl2Vl {
                 (ports, vec![0u32; ports * ports])
             })
             .collect();
-        Sl2Vl { palette: vec![default], lookup: HashMap::from([(default, 0)]), switch_tables, ca: [None; NUM_SLS] }
+        Sl2Vl {
+            palette: vec![default],
+            lookup: HashMap::from([(default, 0)]),
+            switch_tables,
+            ca: [None; NUM_SLS],
+        }
     }
 
     /// Sets the table a switch applies to packets entering `in_port` and
     /// leaving `out_port`. Ports beyond the switch's port count are ignored.
-    pub fn set_switch(&mut self, switch: SwitchId, in_port: PortNum, out_port: PortNum, table: SlVlTable) {
+    pub fn set_switch(
+        &mut self,
+        switch: SwitchId,
+        in_port: PortNum,
+        out_port: PortNum,
+        table: SlVlTable,
+    ) {
         let next = self.palette.len() as u32;
         let idx = *self.lookup.entry(table).or_insert(next);
         if idx == next {
@@ -59,7 +70,12 @@ impl Sl2Vl {
         }
     }
 
-    pub fn switch_table(&self, switch: SwitchId, in_port: PortNum, out_port: PortNum) -> &SlVlTable {
+    pub fn switch_table(
+        &self,
+        switch: SwitchId,
+        in_port: PortNum,
+        out_port: PortNum,
+    ) -> &SlVlTable {
         let (ports, cells) = &self.switch_tables[switch.idx()];
         let (i, o) = (in_port.idx(), out_port.idx());
         if i < *ports && o < *ports {
@@ -101,7 +117,13 @@ impl Sl2Vl {
 
     /// Highest VL any table maps an SL to, plus one.
     pub fn vls_used(&self) -> u8 {
-        let used = self.palette.iter().flat_map(|t| t.iter()).copied().max().unwrap_or(0);
+        let used = self
+            .palette
+            .iter()
+            .flat_map(|t| t.iter())
+            .copied()
+            .max()
+            .unwrap_or(0);
         let ca = self.ca.iter().flatten().copied().max().unwrap_or(0);
         used.max(ca) + 1
     }
@@ -151,15 +173,32 @@ mod tests {
         let f = b.build().unwrap();
         let mut tables = Sl2Vl::new(&f, ALL_VL0);
         // One bit of (in-port, out-port) per SL: 4,225 distinct tables.
-        let table_of = |i: usize, o: usize| -> SlVlTable { std::array::from_fn(|sl| ((i * 65 + o) >> (sl % 13) & 1) as u8) };
+        let table_of = |i: usize, o: usize| -> SlVlTable {
+            std::array::from_fn(|sl| ((i * 65 + o) >> (sl % 13) & 1) as u8)
+        };
         let sw = SwitchId::new(0);
         for i in 0..65 {
             for o in 0..65 {
-                tables.set_switch(sw, PortNum::new(i as u8), PortNum::new(o as u8), table_of(i, o));
+                tables.set_switch(
+                    sw,
+                    PortNum::new(i as u8),
+                    PortNum::new(o as u8),
+                    table_of(i, o),
+                );
             }
         }
-        assert!(tables.distinct_tables() > 256, "{}", tables.distinct_tables());
-        assert_eq!(tables.switch_table(sw, PortNum::new(40), PortNum::new(3)), &table_of(40, 3));
-        assert_eq!(tables.switch_table(SwitchId::new(1), PortNum::new(1), PortNum::new(2)), &ALL_VL0);
+        assert!(
+            tables.distinct_tables() > 256,
+            "{}",
+            tables.distinct_tables()
+        );
+        assert_eq!(
+            tables.switch_table(sw, PortNum::new(40), PortNum::new(3)),
+            &table_of(40, 3)
+        );
+        assert_eq!(
+            tables.switch_table(SwitchId::new(1), PortNum::new(1), PortNum::new(2)),
+            &ALL_VL0
+        );
     }
 }

@@ -25,9 +25,13 @@ impl fmt::Display for Undelivered {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Undelivered::NotCabled => write!(f, "source port is not cabled to a switch"),
-            Undelivered::BlackHole { switch, port } => write!(f, "black hole at {switch} (port {port})"),
+            Undelivered::BlackHole { switch, port } => {
+                write!(f, "black hole at {switch} (port {port})")
+            }
             Undelivered::Loop { switch } => write!(f, "forwarding loop through {switch}"),
-            Undelivered::Misdelivered { to } => write!(f, "delivered to {} port {}", to.node, to.port),
+            Undelivered::Misdelivered { to } => {
+                write!(f, "delivered to {} port {}", to.node, to.port)
+            }
         }
     }
 }
@@ -59,14 +63,20 @@ pub enum Step {
     /// Handed to the LID's owner: the switch itself (out-port 0) or a CA.
     Delivered,
     /// Sent on to another switch, which receives it on `in_port`.
-    Forward { to: SwitchId, in_port: PortNum },
+    Forward {
+        to: SwitchId,
+        in_port: PortNum,
+    },
     Failed(Undelivered),
 }
 
 /// The out-port switch `s` uses for `dlid`, and what follows.
 pub fn step(fabric: &Fabric, lfts: &[Lft], s: SwitchId, dlid: Lid) -> (PortNum, Step) {
     let out = lfts.get(s.idx()).map_or(PortNum::NO_PATH, |t| t.get(dlid));
-    let black_hole = Step::Failed(Undelivered::BlackHole { switch: s, port: out });
+    let black_hole = Step::Failed(Undelivered::BlackHole {
+        switch: s,
+        port: out,
+    });
     if out.is_no_path() {
         return (out, black_hole);
     }
@@ -81,7 +91,10 @@ pub fn step(fabric: &Fabric, lfts: &[Lft], s: SwitchId, dlid: Lid) -> (PortNum, 
         _ if out.is_management() => arrive(PortRef::new(fabric.switches()[s], PortNum::MANAGEMENT)),
         None => black_hole,
         Some(Peer::Ca(at)) => arrive(at),
-        Some(Peer::Switch { switch, port }) => Step::Forward { to: switch, in_port: port },
+        Some(Peer::Switch { switch, port }) => Step::Forward {
+            to: switch,
+            in_port: port,
+        },
     };
     (out, next)
 }
@@ -105,12 +118,26 @@ impl<'a> Walk<'a> {
             .and_then(|p| p.remote)
             .and_then(|r| fabric.switch_id(r.node).map(|s| (s, r.port)));
         let failure = entry.is_none().then_some(Undelivered::NotCabled);
-        Walk { fabric, lfts, dlid, at: entry, failure, hops: 0 }
+        Walk {
+            fabric,
+            lfts,
+            dlid,
+            at: entry,
+            failure,
+            hops: 0,
+        }
     }
 
     /// The path from switch `s` itself (entering on port 0).
     pub fn from_switch(fabric: &'a Fabric, lfts: &'a [Lft], s: SwitchId, dlid: Lid) -> Self {
-        Walk { fabric, lfts, dlid, at: Some((s, PortNum::MANAGEMENT)), failure: None, hops: 0 }
+        Walk {
+            fabric,
+            lfts,
+            dlid,
+            at: Some((s, PortNum::MANAGEMENT)),
+            failure: None,
+            hops: 0,
+        }
     }
 
     /// The whole path, or why it does not arrive.
@@ -132,7 +159,11 @@ impl Iterator for Walk<'_> {
             return Some(Err(Undelivered::Loop { switch }));
         }
         let (out_port, next) = step(self.fabric, self.lfts, switch, self.dlid);
-        let hop = Hop { switch, in_port, out_port };
+        let hop = Hop {
+            switch,
+            in_port,
+            out_port,
+        };
         match next {
             Step::Delivered => Some(Ok(hop)),
             Step::Forward { to, in_port } => {
@@ -146,7 +177,12 @@ impl Iterator for Walk<'_> {
 
 /// The switches a packet from port `src` to `dlid` passes, with in- and
 /// out-ports.
-pub fn trace(fabric: &Fabric, lfts: &[Lft], src: PortRef, dlid: Lid) -> Result<Vec<Hop>, Undelivered> {
+pub fn trace(
+    fabric: &Fabric,
+    lfts: &[Lft],
+    src: PortRef,
+    dlid: Lid,
+) -> Result<Vec<Hop>, Undelivered> {
     Walk::from_port(fabric, lfts, src, dlid).collect_path()
 }
 
@@ -186,18 +222,54 @@ mod tests {
         let ok = trace(&f, &lfts(&f, 1, 2), h0, h1).unwrap();
         assert_eq!(
             ok,
-            vec![Hop { switch: s0, in_port: p(2), out_port: p(1) }, Hop { switch: s1, in_port: p(1), out_port: p(2) }]
+            vec![
+                Hop {
+                    switch: s0,
+                    in_port: p(2),
+                    out_port: p(1)
+                },
+                Hop {
+                    switch: s1,
+                    in_port: p(1),
+                    out_port: p(2)
+                }
+            ]
         );
         let no_path = PortNum::NO_PATH;
-        assert_eq!(trace(&f, &lfts(&f, 1, 0xff), h0, h1), Err(Undelivered::BlackHole { switch: s1, port: no_path }));
-        assert_eq!(trace(&f, &lfts(&f, 1, 1), h0, h1), Err(Undelivered::Loop { switch: s0 }));
-        assert_eq!(trace(&f, &lfts(&f, 2, 2), h0, h1), Err(Undelivered::Misdelivered { to: h0 }));
-        assert_eq!(trace(&f, &lfts(&f, 3, 2), h0, h1), Err(Undelivered::BlackHole { switch: s0, port: p(3) }));
+        assert_eq!(
+            trace(&f, &lfts(&f, 1, 0xff), h0, h1),
+            Err(Undelivered::BlackHole {
+                switch: s1,
+                port: no_path
+            })
+        );
+        assert_eq!(
+            trace(&f, &lfts(&f, 1, 1), h0, h1),
+            Err(Undelivered::Loop { switch: s0 })
+        );
+        assert_eq!(
+            trace(&f, &lfts(&f, 2, 2), h0, h1),
+            Err(Undelivered::Misdelivered { to: h0 })
+        );
+        assert_eq!(
+            trace(&f, &lfts(&f, 3, 2), h0, h1),
+            Err(Undelivered::BlackHole {
+                switch: s0,
+                port: p(3)
+            })
+        );
         // Own LID of s1 (LID 2): s0 has no entry.
         assert!(trace(&f, &lfts(&f, 1, 2), h0, Lid::from_raw(2)).is_err());
         // From a switch: enters on port 0.
         let from_s0: Vec<_> = Walk::from_switch(&f, &lfts(&f, 1, 2), s0, h1).collect();
         assert_eq!(from_s0.len(), 2);
-        assert_eq!(from_s0[0], Ok(Hop { switch: s0, in_port: p(0), out_port: p(1) }));
+        assert_eq!(
+            from_s0[0],
+            Ok(Hop {
+                switch: s0,
+                in_port: p(0),
+                out_port: p(1)
+            })
+        );
     }
 }

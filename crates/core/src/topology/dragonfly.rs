@@ -28,9 +28,18 @@ pub struct Groups {
 pub enum NotADragonfly {
     Empty,
     /// `switch` finds group `its_group`, but `member` (in it) finds `member_group`.
-    Inconsistent { switch: SwitchId, its_group: Vec<SwitchId>, member: SwitchId, member_group: Vec<SwitchId> },
+    Inconsistent {
+        switch: SwitchId,
+        its_group: Vec<SwitchId>,
+        member: SwitchId,
+        member_group: Vec<SwitchId>,
+    },
     /// A group's size differs from the most common size.
-    GroupSize { switch: SwitchId, size: usize, expected: usize },
+    GroupSize {
+        switch: SwitchId,
+        size: usize,
+        expected: usize,
+    },
 }
 
 fn common_count(a: &[SwitchId], b: &[SwitchId]) -> usize {
@@ -53,11 +62,17 @@ fn common_count(a: &[SwitchId], b: &[SwitchId]) -> usize {
 /// neighbourhood (most first, then by switch id for determinism).
 fn closed_neighbourhood_clique(s: SwitchId, graph: &SwitchGraph) -> Vec<SwitchId> {
     let nbrs = |x: SwitchId| graph.neighbours(x);
-    let mut candidates: Vec<(usize, SwitchId)> = nbrs(s).iter().map(|&u| (common_count(nbrs(s), nbrs(u)), u)).collect();
+    let mut candidates: Vec<(usize, SwitchId)> = nbrs(s)
+        .iter()
+        .map(|&u| (common_count(nbrs(s), nbrs(u)), u))
+        .collect();
     candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut clique = vec![s];
     for (_, u) in candidates {
-        if clique.iter().all(|&m| m == s || nbrs(u).binary_search(&m).is_ok()) {
+        if clique
+            .iter()
+            .all(|&m| m == s || nbrs(u).binary_search(&m).is_ok())
+        {
             clique.push(u);
         }
     }
@@ -70,7 +85,10 @@ pub fn discover_groups(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
     if n == 0 {
         return Err(NotADragonfly::Empty);
     }
-    let cliques: Vec<Vec<SwitchId>> = graph.ids().map(|s| closed_neighbourhood_clique(s, graph)).collect();
+    let cliques: Vec<Vec<SwitchId>> = graph
+        .ids()
+        .map(|s| closed_neighbourhood_clique(s, graph))
+        .collect();
 
     let mut of_switch = vec![usize::MAX; n];
     let mut members: Vec<Vec<SwitchId>> = Vec::new();
@@ -98,7 +116,11 @@ pub fn discover_groups(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
     sizes.sort_unstable();
     let expected = mode(&sizes);
     if let Some(bad) = members.iter().find(|g| g.len() != expected) {
-        return Err(NotADragonfly::GroupSize { switch: bad[0], size: bad.len(), expected });
+        return Err(NotADragonfly::GroupSize {
+            switch: bad[0],
+            size: bad.len(),
+            expected,
+        });
     }
     Ok(Groups { of_switch, members })
 }
@@ -128,7 +150,11 @@ pub fn find_groups(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
 fn mode(sorted: &[usize]) -> usize {
     let (mut best, mut best_run, mut run) = (sorted[0], 0, 0);
     for (i, &v) in sorted.iter().enumerate() {
-        run = if i > 0 && sorted[i - 1] == v { run + 1 } else { 1 };
+        run = if i > 0 && sorted[i - 1] == v {
+            run + 1
+        } else {
+            1
+        };
         if run > best_run {
             best_run = run;
             best = v;
@@ -149,7 +175,9 @@ mod tests {
 
     /// The generator's group of every switch, from its name ("df-g3-s1").
     fn true_groups(f: &Fabric) -> Vec<String> {
-        f.switch_ids().map(|s| f.switch_node(s).desc.split('-').nth(1).unwrap().to_string()).collect()
+        f.switch_ids()
+            .map(|s| f.switch_node(s).desc.split('-').nth(1).unwrap().to_string())
+            .collect()
     }
 
     #[test]
@@ -161,7 +189,10 @@ mod tests {
             let truth = true_groups(&f);
             for m in &groups.members {
                 assert_eq!(m.len(), a);
-                assert!(m.iter().all(|s| truth[s.idx()] == truth[m[0].idx()]), "a={a} h={h}: {m:?}");
+                assert!(
+                    m.iter().all(|s| truth[s.idx()] == truth[m[0].idx()]),
+                    "a={a} h={h}: {m:?}"
+                );
             }
         }
     }
@@ -174,7 +205,10 @@ mod tests {
             .nodes()
             .iter()
             .enumerate()
-            .flat_map(|(id, n)| n.links().map(move |(p, r)| (PortRef::new(crate::fabric::NodeId::new(id), p), r)))
+            .flat_map(|(id, n)| {
+                n.links()
+                    .map(move |(p, r)| (PortRef::new(crate::fabric::NodeId::new(id), p), r))
+            })
             .filter(|(x, r)| cut(&b.node(x.node).desc, &b.node(r.node).desc))
             .map(|(x, _)| x)
             .collect();
@@ -189,7 +223,10 @@ mod tests {
         // Every global cable of switch 0 of group 0.
         let f = without(4, 2, |x, y| {
             let group = |n: &str| n.split('-').nth(1).unwrap_or("").to_string();
-            (x == "df-g0-s0" || y == "df-g0-s0") && group(x) != group(y) && !x.contains("-h") && !y.contains("-h")
+            (x == "df-g0-s0" || y == "df-g0-s0")
+                && group(x) != group(y)
+                && !x.contains("-h")
+                && !y.contains("-h")
         });
         let groups = discover_groups(f.graph()).unwrap();
         assert_eq!(groups.members.len(), 9);
@@ -199,13 +236,18 @@ mod tests {
     #[test]
     fn a_broken_group_is_found_by_link_equivalence() {
         // One local cable inside group 0: it is no longer a clique.
-        let f = without(4, 2, |x, y| (x, y) == ("df-g0-s0", "df-g0-s1") || (y, x) == ("df-g0-s0", "df-g0-s1"));
+        let f = without(4, 2, |x, y| {
+            (x, y) == ("df-g0-s0", "df-g0-s1") || (y, x) == ("df-g0-s0", "df-g0-s1")
+        });
         assert!(discover_groups(f.graph()).is_err());
         let groups = find_groups(f.graph()).unwrap();
         let truth = true_groups(&f);
         assert_eq!(groups.members.len(), 9);
         for m in &groups.members {
-            assert!(m.iter().all(|s| truth[s.idx()] == truth[m[0].idx()]), "{m:?}");
+            assert!(
+                m.iter().all(|s| truth[s.idx()] == truth[m[0].idx()]),
+                "{m:?}"
+            );
         }
     }
 }

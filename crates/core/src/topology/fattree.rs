@@ -52,7 +52,9 @@ impl FatTree {
     /// of the smallest group holding both hosts.
     pub fn offset(&self, src: &[usize], dst: &[usize]) -> usize {
         let alpha = src.iter().zip(dst).take_while(|(a, b)| a == b).count();
-        src.iter().skip(alpha + 1).fold(0, |acc, &d| acc * self.k + d)
+        src.iter()
+            .skip(alpha + 1)
+            .fold(0, |acc, &d| acc * self.k + d)
     }
 }
 
@@ -99,11 +101,18 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
         }
         let mut seen = HashSet::new();
         if let Some(&(_, t)) = links[s].iter().find(|(_, t)| !seen.insert(*t)) {
-            return Err(format!("{} and {} are joined by more than one cable", name(s), name(t)));
+            return Err(format!(
+                "{} and {} are joined by more than one cable",
+                name(s),
+                name(t)
+            ));
         }
     }
     // Levels: leaves (switches with hosts) at the bottom, n − 1.
-    let leaves_first: Vec<SwitchId> = graph.ids().filter(|&s| !hosts[s.idx()].is_empty()).collect();
+    let leaves_first: Vec<SwitchId> = graph
+        .ids()
+        .filter(|&s| !hosts[s.idx()].is_empty())
+        .collect();
     if leaves_first.is_empty() {
         return Err("no switch has hosts".into());
     }
@@ -112,7 +121,10 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
     let dist: Vec<usize> = graph.ids().map(|s| bfs.dist(s) as usize).collect();
     let queue: Vec<usize> = bfs.order().iter().map(|s| s.idx()).collect();
     if let Some(s) = graph.ids().find(|&s| !bfs.reached(s)).map(SwitchId::idx) {
-        return Err(format!("{} is not connected to the switches with hosts", name(s)));
+        return Err(format!(
+            "{} is not connected to the switches with hosts",
+            name(s)
+        ));
     }
     let n = dist.iter().max().copied().unwrap_or(0) + 1;
     let level: Vec<usize> = dist.iter().map(|d| n - 1 - d).collect();
@@ -141,18 +153,30 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
     for &s in queue.iter().filter(|&&s| dist[s] == 0) {
         *counts.entry(up[s].len()).or_insert(0) += 1;
     }
-    let k = counts.iter().max_by_key(|&(up, n)| (*n, *up)).map_or(0, |(up, _)| *up);
+    let k = counts
+        .iter()
+        .max_by_key(|&(up, n)| (*n, *up))
+        .map_or(0, |(up, _)| *up);
     if k == 0 {
         return Err("the switches with hosts have no uplinks".into());
     }
     let m = 2 * k;
     let shape = format!("a {m}-port {n}-tree");
     // Degrees and counts the tree needs.
-    let per_level = |l: usize| if l == 0 { k.pow(n as u32 - 1) } else { 2 * k.pow(n as u32 - 1) };
+    let per_level = |l: usize| {
+        if l == 0 {
+            k.pow(n as u32 - 1)
+        } else {
+            2 * k.pow(n as u32 - 1)
+        }
+    };
     for l in 0..n {
         let have = level.iter().filter(|&&x| x == l).count();
         if have != per_level(l) {
-            return Err(format!("level {l} has {have} switches; {shape} needs {}", per_level(l)));
+            return Err(format!(
+                "level {l} has {have} switches; {shape} needs {}",
+                per_level(l)
+            ));
         }
     }
     for s in 0..switches {
@@ -171,7 +195,11 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
             ));
         }
         if hosts[s].len() > k {
-            return Err(format!("{} has {} hosts; {shape} has at most {k} per leaf", name(s), hosts[s].len()));
+            return Err(format!(
+                "{} has {} hosts; {shape} has at most {k} per leaf",
+                name(s),
+                hosts[s].len()
+            ));
         }
     }
     let by_level = |l: usize| -> Vec<usize> {
@@ -208,33 +236,57 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
             above[s] = set;
         }
     }
-    let prefix = nested_digits(&below, n, &by_level, Direction::Down, k, m).map_err(|e| format!("{e} ({shape})"))?;
-    let replica = nested_digits(&above, n, &by_level, Direction::Up, k, m).map_err(|e| format!("{e} ({shape})"))?;
+    let prefix = nested_digits(&below, n, &by_level, Direction::Down, k, m)
+        .map_err(|e| format!("{e} ({shape})"))?;
+    let replica = nested_digits(&above, n, &by_level, Direction::Up, k, m)
+        .map_err(|e| format!("{e} ({shape})"))?;
     // The connection rule, cable by cable, and the digits the ports carry.
     let mut labels = HashSet::new();
     for s in 0..switches {
         if !labels.insert((level[s], prefix[s].clone(), replica[s].clone())) {
-            return Err(format!("{} has the same position in the tree as another switch", name(s)));
+            return Err(format!(
+                "{} has the same position in the tree as another switch",
+                name(s)
+            ));
         }
     }
     for s in 0..switches {
         let l = level[s];
         let mut down_digits: Vec<(u8, usize)> = Vec::new();
         for &(p, c) in &down[s] {
-            let fits = prefix[c][..l] == prefix[s][..] && replica[s][..replica[s].len() - 1] == replica[c][..];
+            let fits = prefix[c][..l] == prefix[s][..]
+                && replica[s][..replica[s].len() - 1] == replica[c][..];
             if !fits {
-                return Err(format!("the cable from {} down to {} breaks the m-port n-tree wiring", name(s), name(c)));
+                return Err(format!(
+                    "the cable from {} down to {} breaks the m-port n-tree wiring",
+                    name(s),
+                    name(c)
+                ));
             }
             down_digits.push((p, c));
         }
         down_digits.sort_by_key(|&(_, c)| prefix[c][l]);
-        if down_digits.iter().enumerate().any(|(i, &(_, c))| prefix[c][l] != i) {
-            return Err(format!("the switches below {} do not cover every branch once", name(s)));
+        if down_digits
+            .iter()
+            .enumerate()
+            .any(|(i, &(_, c))| prefix[c][l] != i)
+        {
+            return Err(format!(
+                "the switches below {} do not cover every branch once",
+                name(s)
+            ));
         }
         down[s] = down_digits;
         up[s].sort_by_key(|&(_, p)| *replica[p].last().expect("parents have replica digits"));
-        if up[s].iter().enumerate().any(|(i, &(_, p))| replica[p].last() != Some(&i)) {
-            return Err(format!("the switches above {} do not cover every branch once", name(s)));
+        if up[s]
+            .iter()
+            .enumerate()
+            .any(|(i, &(_, p))| replica[p].last() != Some(&i))
+        {
+            return Err(format!(
+                "the switches above {} do not cover every branch once",
+                name(s)
+            ));
         }
     }
     // Hosts: the leaf's prefix and their rank on it (by node GUID).
@@ -246,11 +298,24 @@ pub fn recognize(fabric: &Fabric) -> Result<FatTree, NotAFatTree> {
             let mut label = prefix[leaf].clone();
             label.push(i);
             if host_label.insert(ca, label).is_some() {
-                return Err(format!("{} is cabled to more than one leaf", describe(fabric.node(ca))));
+                return Err(format!(
+                    "{} is cabled to more than one leaf",
+                    describe(fabric.node(ca))
+                ));
             }
         }
     }
-    Ok(FatTree { m, k, n, level, prefix, replica, down, up, host_label })
+    Ok(FatTree {
+        m,
+        k,
+        n,
+        level,
+        prefix,
+        replica,
+        down,
+        up,
+        host_label,
+    })
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -298,18 +363,37 @@ fn nested_digits(
         // Group the classes by the enclosing class they sit in.
         let mut by_parent: HashMap<Vec<usize>, Vec<(Set, Vec<usize>)>> = HashMap::new();
         for (set, v) in classes {
-            let parent = enclosing.iter().copied().find(|&e| is_subset(&set, &sets[e]));
+            let parent = enclosing
+                .iter()
+                .copied()
+                .find(|&e| is_subset(&set, &sets[e]));
             let Some(parent) = parent else {
-                return Err(format!("the switches at level {l} do not nest in the level above"));
+                return Err(format!(
+                    "the switches at level {l} do not nest in the level above"
+                ));
             };
-            by_parent.entry(digits[parent].clone()).or_default().push((set, v));
+            by_parent
+                .entry(digits[parent].clone())
+                .or_default()
+                .push((set, v));
         }
-        let radix = if dir == Direction::Down && l == 1 { m } else { k };
+        let radix = if dir == Direction::Down && l == 1 {
+            m
+        } else {
+            k
+        };
         for (parent_digits, mut children) in by_parent {
             if children.len() != radix {
-                return Err(format!("a group at level {l} splits into {} parts instead of {radix}", children.len()));
+                return Err(format!(
+                    "a group at level {l} splits into {} parts instead of {radix}",
+                    children.len()
+                ));
             }
-            children.sort_by_key(|(set, _)| set.iter().position(|&w| w != 0).map(|i| (i, set[i].trailing_zeros())));
+            children.sort_by_key(|(set, _)| {
+                set.iter()
+                    .position(|&w| w != 0)
+                    .map(|i| (i, set[i].trailing_zeros()))
+            });
             for (rank, (_, v)) in children.iter().enumerate() {
                 for &s in v {
                     let mut d = parent_digits.clone();
@@ -340,7 +424,11 @@ mod tests {
             // order, and equal sets are ranked by GUID).
             for (s, &node) in f.switches().iter().enumerate() {
                 let desc = &f.node(node).desc;
-                let label: String = t.prefix[s].iter().chain(&t.replica[s]).map(|d| d.to_string()).collect();
+                let label: String = t.prefix[s]
+                    .iter()
+                    .chain(&t.replica[s])
+                    .map(|d| d.to_string())
+                    .collect();
                 assert_eq!(desc, &format!("ft-l{}-{label}", t.level[s]), "FT({m},{n})");
             }
         }
@@ -370,7 +458,12 @@ mod tests {
     fn offsets_are_ranks_within_the_source_group() {
         let t = recognize(&fabric(fattree(4, 3).unwrap())).unwrap();
         // The paper's Fig. 11: P(000), P(001), P(010), P(011) → P(300).
-        for (src, want) in [([0, 0, 0], 0), ([0, 0, 1], 1), ([0, 1, 0], 2), ([0, 1, 1], 3)] {
+        for (src, want) in [
+            ([0, 0, 0], 0),
+            ([0, 0, 1], 1),
+            ([0, 1, 0], 2),
+            ([0, 1, 1], 3),
+        ] {
             assert_eq!(t.offset(&src, &[3, 0, 0]), want);
         }
         assert_eq!(t.offset(&[2, 0, 0], &[2, 1, 1]), 0);

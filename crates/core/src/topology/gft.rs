@@ -51,7 +51,9 @@ impl GenFatTree {
     /// Up-paths from a leaf to the top of a full tree: the product of the
     /// radixes (parallel cables count as paths of their own).
     pub fn paths(&self) -> usize {
-        self.radix.iter().fold(1usize, |acc, &r| acc.saturating_mul(r.max(1)))
+        self.radix
+            .iter()
+            .fold(1usize, |acc, &r| acc.saturating_mul(r.max(1)))
     }
 
     pub fn hosts(&self) -> usize {
@@ -73,14 +75,30 @@ impl GenFatTree {
 
     /// The number whose digits are `digits`.
     pub fn compose(&self, digits: &[usize]) -> usize {
-        digits.iter().zip(&self.radix).rev().fold(0, |acc, (&d, &r)| acc * r.max(1) + d)
+        digits
+            .iter()
+            .zip(&self.radix)
+            .rev()
+            .fold(0, |acc, (&d, &r)| acc * r.max(1) + d)
     }
 
     /// "k cables up to w parents" per height, for the log.
     pub fn shape(&self) -> String {
-        let widths: Vec<String> =
-            self.radix.iter().zip(&self.parents).map(|(&r, &w)| format!("{r} up to {w}")).collect();
-        format!("{} heights, {}", self.top + 1, if widths.is_empty() { "one switch".into() } else { widths.join(", ") })
+        let widths: Vec<String> = self
+            .radix
+            .iter()
+            .zip(&self.parents)
+            .map(|(&r, &w)| format!("{r} up to {w}"))
+            .collect();
+        format!(
+            "{} heights, {}",
+            self.top + 1,
+            if widths.is_empty() {
+                "one switch".into()
+            } else {
+                widths.join(", ")
+            }
+        )
     }
 }
 
@@ -108,7 +126,11 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     };
     let below = |a: (u64, u64), b: (u64, u64)| a.0 * b.1 < b.0 * a.1;
     let mut leaf: Vec<bool> = host_count.iter().map(|&h| h > 0).collect();
-    let Some(most) = graph.ids().filter(|s| leaf[s.idx()]).map(share).reduce(|a, b| if below(a, b) { b } else { a })
+    let Some(most) = graph
+        .ids()
+        .filter(|s| leaf[s.idx()])
+        .map(share)
+        .reduce(|a, b| if below(a, b) { b } else { a })
     else {
         return Err("no switch has hosts".into());
     };
@@ -116,13 +138,28 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     // switches with hosts, those with fewer hosts per port (spines with a
     // management or storage node) are lifted out of the leaves one by
     // one until every cable joins adjacent heights.
-    let mut suspects: Vec<SwitchId> = graph.ids().filter(|&s| leaf[s.idx()] && below(share(s), most)).collect();
-    suspects.sort_by(|&a, &b| (share(a).0 * share(b).1).cmp(&(share(b).0 * share(a).1)).then(a.cmp(&b)));
+    let mut suspects: Vec<SwitchId> = graph
+        .ids()
+        .filter(|&s| leaf[s.idx()] && below(share(s), most))
+        .collect();
+    suspects.sort_by(|&a, &b| {
+        (share(a).0 * share(b).1)
+            .cmp(&(share(b).0 * share(a).1))
+            .then(a.cmp(&b))
+    });
     let first = heights_from(fabric, &leaf)?;
     let first_break = misfit(graph, &first);
-    let fitting = |leaf: &[bool]| heights_from(fabric, leaf).ok().filter(|h| misfit(graph, h).is_none());
+    let fitting = |leaf: &[bool]| {
+        heights_from(fabric, leaf)
+            .ok()
+            .filter(|h| misfit(graph, h).is_none())
+    };
     let mut lifted: Vec<SwitchId> = Vec::new();
-    let mut height = if first_break.is_none() { Some(first.clone()) } else { None };
+    let mut height = if first_break.is_none() {
+        Some(first.clone())
+    } else {
+        None
+    };
     for &s in &suspects {
         if height.is_some() {
             break;
@@ -172,7 +209,11 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     let half = (most.0, most.1 * 2);
     // All of them at once first (one lifted alone may not reach the
     // others still taken for leaves), then one by one.
-    let few: Vec<SwitchId> = suspects.iter().copied().filter(|&s| leaf[s.idx()] && !below(half, share(s))).collect();
+    let few: Vec<SwitchId> = suspects
+        .iter()
+        .copied()
+        .filter(|&s| leaf[s.idx()] && !below(half, share(s)))
+        .collect();
     let mut all = leaf.clone();
     few.iter().for_each(|s| all[s.idx()] = false);
     let together: Vec<SwitchId> = lifted.iter().chain(&few).copied().collect();
@@ -209,30 +250,67 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     let mut down = vec![Vec::new(); n];
     for s in graph.ids() {
         let h = height[s.idx()];
-        up[s.idx()] = spreading_order(graph.cables(s).iter().filter(|c| height[c.to.idx()] == h + 1));
-        down[s.idx()] = spreading_order(graph.cables(s).iter().filter(|c| height[c.to.idx()] + 1 == h));
+        up[s.idx()] = spreading_order(
+            graph
+                .cables(s)
+                .iter()
+                .filter(|c| height[c.to.idx()] == h + 1),
+        );
+        down[s.idx()] = spreading_order(
+            graph
+                .cables(s)
+                .iter()
+                .filter(|c| height[c.to.idx()] + 1 == h),
+        );
     }
     let most_common = |values: &mut dyn Iterator<Item = usize>| {
         let mut counts: HashMap<usize, usize> = HashMap::new();
         for v in values {
             *counts.entry(v).or_insert(0) += 1;
         }
-        counts.into_iter().max_by_key(|&(v, c)| (c, v)).map_or(1, |(v, _)| v.max(1))
+        counts
+            .into_iter()
+            .max_by_key(|&(v, c)| (c, v))
+            .map_or(1, |(v, _)| v.max(1))
     };
     let height_ref = &height;
     let at = move |h: usize| graph.ids().filter(move |s| height_ref[s.idx()] == h);
-    let radix: Vec<usize> = (0..top).map(|h| most_common(&mut at(h).map(|s| up[s.idx()].len()))).collect();
+    let radix: Vec<usize> = (0..top)
+        .map(|h| most_common(&mut at(h).map(|s| up[s.idx()].len())))
+        .collect();
     let parents: Vec<usize> = (0..top)
-        .map(|h| most_common(&mut at(h).map(|s| graph.neighbours(s).iter().filter(|t| height_ref[t.idx()] == h + 1).count())))
+        .map(|h| {
+            most_common(&mut at(h).map(|s| {
+                graph
+                    .neighbours(s)
+                    .iter()
+                    .filter(|t| height_ref[t.idx()] == h + 1)
+                    .count()
+            }))
+        })
         .collect();
     let mut top_down: Vec<SwitchId> = graph.ids().collect();
     top_down.sort_by_key(|s| (std::cmp::Reverse(height[s.idx()]), *s));
     let host_index = host_order(fabric, &height, &down, &top_down);
-    Ok(GenFatTree { height, top, up, down, radix, parents, host_index, top_down })
+    Ok(GenFatTree {
+        height,
+        top,
+        up,
+        down,
+        radix,
+        parents,
+        host_index,
+        top_down,
+    })
 }
 
 /// Whether `from` reaches every switch of `targets` going up, then down.
-fn reaches_all(graph: &crate::fabric::SwitchGraph, height: &[usize], from: SwitchId, targets: &[SwitchId]) -> bool {
+fn reaches_all(
+    graph: &crate::fabric::SwitchGraph,
+    height: &[usize],
+    from: SwitchId,
+    targets: &[SwitchId],
+) -> bool {
     let n = graph.switch_count();
     // States: (switch, still going up).
     let mut seen = vec![[false; 2]; n];
@@ -255,7 +333,11 @@ fn reaches_all(graph: &crate::fabric::SwitchGraph, height: &[usize], from: Switc
 /// A cable that does not join adjacent heights, if any.
 fn misfit(graph: &crate::fabric::SwitchGraph, height: &[usize]) -> Option<(SwitchId, SwitchId)> {
     graph.ids().find_map(|s| {
-        graph.cables(s).iter().find(|c| height[s.idx()].abs_diff(height[c.to.idx()]) != 1).map(|c| (s, c.to))
+        graph
+            .cables(s)
+            .iter()
+            .find(|c| height[s.idx()].abs_diff(height[c.to.idx()]) != 1)
+            .map(|c| (s, c.to))
     })
 }
 
@@ -277,7 +359,10 @@ fn heights_from(fabric: &Fabric, leaf: &[bool]) -> Result<Vec<usize>, NotATree> 
         }
     }
     match graph.ids().find(|s| height[s.idx()] == usize::MAX) {
-        Some(s) => Err(format!("{} is not connected to the switches with hosts", fabric.describe_switch(s))),
+        Some(s) => Err(format!(
+            "{} is not connected to the switches with hosts",
+            fabric.describe_switch(s)
+        )),
         None => Ok(height),
     }
 }
@@ -327,7 +412,12 @@ fn host_order(
             stack.extend(children.into_iter().rev());
         }
     }
-    let above: Vec<SwitchId> = top_down.iter().rev().copied().filter(|s| height[s.idx()] > 0).collect();
+    let above: Vec<SwitchId> = top_down
+        .iter()
+        .rev()
+        .copied()
+        .filter(|s| height[s.idx()] > 0)
+        .collect();
     let mut index = HashMap::new();
     for s in leaves.into_iter().chain(above) {
         let mut on: Vec<(u64, PortRef)> = graph

@@ -69,7 +69,12 @@ pub fn map_grid(graph: &SwitchGraph) -> Result<GridMap, String> {
     let largest = size.iter().copied().max().unwrap_or(0);
     let kept: Vec<bool> = size.iter().map(|&n| n * 8 >= largest).collect();
     let slab: Vec<bool> = (0..classes.count)
-        .map(|c| kept[c] && parts_without(&|x| x == c || !kept[x]).iter().all(|&part| part == 0))
+        .map(|c| {
+            kept[c]
+                && parts_without(&|x| x == c || !kept[x])
+                    .iter()
+                    .all(|&part| part == 0)
+        })
         .collect();
     let joined = join_slabs_into_rings(graph, &classes.links, &classes.class, &slab);
     // Dimensions numbered over the kept classes only.
@@ -92,7 +97,11 @@ pub fn map_grid(graph: &SwitchGraph) -> Result<GridMap, String> {
         let k = values.iter().max().map_or(0, |m| m + 1);
         let is_ring = (0..classes.count).any(|c| dimension_of_class[c] == i && slab[c]);
         if is_ring {
-            let dim_links = classes.links.iter().zip(&classes.class).filter(|(_, &c)| dimension_of_class[c] == i);
+            let dim_links = classes
+                .links
+                .iter()
+                .zip(&classes.class)
+                .filter(|(_, &c)| dimension_of_class[c] == i);
             let cyclic = cyclic_order(k, dim_links.map(|(&(a, b), _)| (values[a], values[b])))?;
             for v in &mut values {
                 *v = cyclic[*v];
@@ -113,7 +122,11 @@ pub fn map_grid(graph: &SwitchGraph) -> Result<GridMap, String> {
             ));
         }
     }
-    Ok(GridMap { coords, extent, ring })
+    Ok(GridMap {
+        coords,
+        extent,
+        ring,
+    })
 }
 
 /// Dimension number per link class: every non-slab class is a dimension
@@ -127,20 +140,29 @@ fn join_slabs_into_rings(
     class: &[usize],
     slab: &[bool],
 ) -> Vec<usize> {
-    let class_of: HashMap<(usize, usize), usize> = links.iter().copied().zip(class.iter().copied()).collect();
-    let distinct: Vec<HashSet<usize>> =
-        graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
+    let class_of: HashMap<(usize, usize), usize> =
+        links.iter().copied().zip(class.iter().copied()).collect();
+    let distinct: Vec<HashSet<usize>> = graph
+        .ids()
+        .map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect())
+        .collect();
     let count = slab.len();
     // (class, class) -> (switches seeing a ring, switches seeing a square).
     let mut votes: HashMap<(usize, usize), (usize, usize)> = HashMap::new();
     for (u, around) in distinct.iter().enumerate() {
-        let slab_cables: Vec<(usize, usize)> =
-            around.iter().map(|&v| (v, class_of[&(u.min(v), u.max(v))])).filter(|&(_, c)| slab[c]).collect();
+        let slab_cables: Vec<(usize, usize)> = around
+            .iter()
+            .map(|&v| (v, class_of[&(u.min(v), u.max(v))]))
+            .filter(|&(_, c)| slab[c])
+            .collect();
         for (i, &(v, cv)) in slab_cables.iter().enumerate() {
             for &(x, cx) in &slab_cables[i + 1..] {
                 if cv != cx {
                     let vote = votes.entry((cv.min(cx), cv.max(cx))).or_default();
-                    match distinct[v].iter().all(|&w| w == u || !distinct[x].contains(&w)) {
+                    match distinct[v]
+                        .iter()
+                        .all(|&w| w == u || !distinct[x].contains(&w))
+                    {
                         true => vote.0 += 1,
                         false => vote.1 += 1,
                     }
@@ -165,7 +187,10 @@ fn join_slabs_into_rings(
 /// Positions 0..k of a ring, given its cables as pairs of (arbitrarily
 /// numbered) parts: the new number of each part, walking the cycle from
 /// part 0 towards its lower-numbered neighbour.
-fn cyclic_order(k: usize, cables: impl Iterator<Item = (usize, usize)>) -> Result<Vec<usize>, String> {
+fn cyclic_order(
+    k: usize,
+    cables: impl Iterator<Item = (usize, usize)>,
+) -> Result<Vec<usize>, String> {
     let mut next: Vec<Vec<usize>> = vec![Vec::new(); k];
     for (a, b) in cables {
         for (x, y) in [(a, b), (b, a)] {
@@ -184,7 +209,9 @@ fn cyclic_order(k: usize, cables: impl Iterator<Item = (usize, usize)>) -> Resul
     let (mut prev, mut at) = (0, 0);
     for position in 0..k {
         if order[at] != usize::MAX {
-            return Err(format!("a ring dimension's {k} positions do not form one cycle: not a torus"));
+            return Err(format!(
+                "a ring dimension's {k} positions do not form one cycle: not a torus"
+            ));
         }
         order[at] = position;
         let step = if position == 0 {
@@ -195,7 +222,9 @@ fn cyclic_order(k: usize, cables: impl Iterator<Item = (usize, usize)>) -> Resul
         (prev, at) = (at, step);
     }
     if at != 0 {
-        return Err(format!("a ring dimension's {k} positions do not form one cycle: not a torus"));
+        return Err(format!(
+            "a ring dimension's {k} positions do not form one cycle: not a torus"
+        ));
     }
     Ok(order)
 }
@@ -211,7 +240,9 @@ mod tests {
     fn cables_follow_the_grid(m: &GridMap, neighbours: &[Vec<usize>]) -> bool {
         neighbours.iter().enumerate().all(|(s, list)| {
             list.iter().all(|&t| {
-                let differ: Vec<usize> = (0..m.extent.len()).filter(|&i| m.coords[s][i] != m.coords[t][i]).collect();
+                let differ: Vec<usize> = (0..m.extent.len())
+                    .filter(|&i| m.coords[s][i] != m.coords[t][i])
+                    .collect();
                 differ.len() == 1 && {
                     let i = differ[0];
                     let k = m.extent[i];
@@ -235,7 +266,10 @@ mod tests {
             let f = gen::direct::tests::fabric(gen::torus::torus(&dims, &widths, 1).unwrap());
             let g = neighbours(&f);
             let m = map_grid(f.graph()).unwrap_or_else(|e| panic!("{dims:?}: {e}"));
-            let mut found: Vec<usize> = (0..m.extent.len()).filter(|&i| m.ring[i]).map(|i| m.extent[i]).collect();
+            let mut found: Vec<usize> = (0..m.extent.len())
+                .filter(|&i| m.ring[i])
+                .map(|i| m.extent[i])
+                .collect();
             found.sort_unstable();
             assert_eq!(found, rings, "{dims:?}");
             assert!(cables_follow_the_grid(&m, &g), "{dims:?}");
@@ -247,7 +281,10 @@ mod tests {
 
     #[test]
     fn flatflies_and_hypercubes_have_no_rings() {
-        for b in [gen::hyperx::hyperx(&[4, 5, 3], &[2, 1, 1], 1).unwrap(), gen::hyperx::hypercube(5, 1, 1).unwrap()] {
+        for b in [
+            gen::hyperx::hyperx(&[4, 5, 3], &[2, 1, 1], 1).unwrap(),
+            gen::hyperx::hypercube(5, 1, 1).unwrap(),
+        ] {
             let f = gen::direct::tests::fabric(b);
             let m = map_grid(f.graph()).unwrap();
             assert!(m.ring.iter().all(|r| !r));

@@ -49,10 +49,18 @@ impl Search<'_> {
         for &c in &cg {
             *size.entry(c).or_default() += 1;
         }
-        let Some(colour) = cg.iter().copied().filter(|c| size[c] > 1).min_by_key(|c| (size[c], *c)) else {
+        let Some(colour) = cg
+            .iter()
+            .copied()
+            .filter(|c| size[c] > 1)
+            .min_by_key(|c| (size[c], *c))
+        else {
             return self.discrete_map(&cg, &ch);
         };
-        let v = cg.iter().position(|&c| c == colour).expect("class is not empty");
+        let v = cg
+            .iter()
+            .position(|&c| c == colour)
+            .expect("class is not empty");
         let fresh = cg.iter().max().expect("not empty") + 1;
         for w in (0..ch.len()).filter(|&w| ch[w] == colour) {
             let (mut cg2, mut ch2) = (cg.clone(), ch.clone());
@@ -101,7 +109,8 @@ impl Search<'_> {
     fn discrete_map(&self, cg: &[usize], ch: &[usize]) -> Option<Vec<usize>> {
         let at: HashMap<usize, usize> = ch.iter().enumerate().map(|(w, &c)| (c, w)).collect();
         let map: Vec<usize> = cg.iter().map(|c| at[c]).collect();
-        let keeps_edges = (0..self.g.len()).all(|v| self.g[v].iter().all(|&u| self.h[map[v]].contains(&map[u])));
+        let keeps_edges =
+            (0..self.g.len()).all(|v| self.g[v].iter().all(|&u| self.h[map[v]].contains(&map[u])));
         keeps_edges.then_some(map)
     }
 }
@@ -138,7 +147,9 @@ mod tests {
     }
 
     fn is_isomorphism(g: &[Vec<usize>], h: &[Vec<usize>], map: &[usize]) -> bool {
-        g.iter().enumerate().all(|(v, around)| around.iter().all(|&u| h[map[v]].contains(&map[u])))
+        g.iter()
+            .enumerate()
+            .all(|(v, around)| around.iter().all(|&u| h[map[v]].contains(&map[u])))
     }
 
     #[test]
@@ -161,7 +172,13 @@ mod tests {
     fn tells_apart_graphs_that_look_alike_locally() {
         // One 6-cycle versus two triangles: both 2-regular on 6 vertices.
         let two_triangles: Vec<Vec<usize>> = (0..6)
-            .map(|v| if v < 3 { vec![(v + 1) % 3, (v + 2) % 3] } else { vec![3 + (v + 1) % 3, 3 + (v + 2) % 3] })
+            .map(|v| {
+                if v < 3 {
+                    vec![(v + 1) % 3, (v + 2) % 3]
+                } else {
+                    vec![3 + (v + 1) % 3, 3 + (v + 2) % 3]
+                }
+            })
             .collect();
         assert!(find_isomorphism(&cycle(6), &two_triangles, 1000).is_none());
         assert!(find_isomorphism(&cycle(6), &cycle(6), 1000).is_some());

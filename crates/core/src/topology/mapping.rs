@@ -72,7 +72,9 @@ pub fn link_classes(graph: &SwitchGraph, rectangles: bool) -> LinkClasses {
         for (i, &v) in around.iter().enumerate() {
             for &x in &around[i + 1..] {
                 // Neighbours are cabled: both edges exist.
-                let (Some(uv), Some(ux)) = (edge(u, v), edge(u, x)) else { continue };
+                let (Some(uv), Some(ux)) = (edge(u, v), edge(u, x)) else {
+                    continue;
+                };
                 // Triangle u-v-x: all three sides.
                 if let Some(vx) = edge(v, x) {
                     uf.union(uv, ux);
@@ -96,7 +98,11 @@ pub fn link_classes(graph: &SwitchGraph, rectangles: bool) -> LinkClasses {
     }
     let class = dense_classes(&mut uf, links.len());
     let count = class.iter().max().map_or(0, |m| m + 1);
-    LinkClasses { links, class, count }
+    LinkClasses {
+        links,
+        class,
+        count,
+    }
 }
 
 /// Dragonfly groups: classes with more than one link are local links.
@@ -115,8 +121,10 @@ pub fn link_classes(graph: &SwitchGraph, rectangles: bool) -> LinkClasses {
 /// candidate, and orphan neighbours) form groups with their orphan
 /// neighbours. Group number per switch, from 0 in switch order.
 pub fn map_dragonfly_groups(graph: &SwitchGraph) -> Vec<usize> {
-    let neighbours: Vec<Vec<usize>> =
-        graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
+    let neighbours: Vec<Vec<usize>> = graph
+        .ids()
+        .map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect())
+        .collect();
     let classes = link_classes(graph, false);
     let mut size = vec![0usize; classes.count];
     for &c in &classes.class {
@@ -127,7 +135,9 @@ pub fn map_dragonfly_groups(graph: &SwitchGraph) -> Vec<usize> {
     for (&(a, b), &c) in classes.links.iter().zip(&classes.class) {
         if size[c] > 1 {
             for s in [a, b] {
-                if best[s].is_none_or(|o| (size[c], std::cmp::Reverse(c)) > (size[o], std::cmp::Reverse(o))) {
+                if best[s].is_none_or(|o| {
+                    (size[c], std::cmp::Reverse(c)) > (size[o], std::cmp::Reverse(o))
+                }) {
                     best[s] = Some(c);
                 }
             }
@@ -140,8 +150,9 @@ pub fn map_dragonfly_groups(graph: &SwitchGraph) -> Vec<usize> {
         }
     }
     let mut group = dense_classes(&mut uf, neighbours.len());
-    let orphans: Vec<usize> =
-        (0..neighbours.len()).filter(|&s| best[s].is_none() && !neighbours[s].is_empty()).collect();
+    let orphans: Vec<usize> = (0..neighbours.len())
+        .filter(|&s| best[s].is_none() && !neighbours[s].is_empty())
+        .collect();
     // Group pairs joined by a link between two non-orphans.
     let linked: std::collections::HashSet<(usize, usize)> = classes
         .links
@@ -154,8 +165,17 @@ pub fn map_dragonfly_groups(graph: &SwitchGraph) -> Vec<usize> {
     let mut stranded = UnionFind::new(neighbours.len());
     let is_orphan = |s: usize| best[s].is_none();
     for &u in &orphans {
-        let candidates: Vec<usize> = neighbours[u].iter().filter(|&&v| !is_orphan(v)).map(|&v| group[v]).collect();
-        let overlap = |g: usize| candidates.iter().filter(|&&h| h != g && linked.contains(&(g, h))).count();
+        let candidates: Vec<usize> = neighbours[u]
+            .iter()
+            .filter(|&&v| !is_orphan(v))
+            .map(|&v| group[v])
+            .collect();
+        let overlap = |g: usize| {
+            candidates
+                .iter()
+                .filter(|&&h| h != g && linked.contains(&(g, h)))
+                .count()
+        };
         // With a single candidate the test says nothing; orphan
         // neighbours are then the likelier group (a small group that lost
         // the cables closing its triangles, say a 4-cycle left of 6).
@@ -191,17 +211,29 @@ pub fn map_dragonfly_groups(graph: &SwitchGraph) -> Vec<usize> {
 pub(crate) mod tests {
     use super::*;
     use crate::fabric::Fabric;
-    use crate::topology::grid::map_grid;
     use crate::gen::{self, degrade};
+    use crate::topology::grid::map_grid;
 
     /// Distinct neighbours per switch, as plain indices.
     pub(crate) fn neighbours(f: &Fabric) -> Vec<Vec<usize>> {
-        f.graph().ids().map(|s| f.graph().neighbours(s).iter().map(|t| t.idx()).collect()).collect()
+        f.graph()
+            .ids()
+            .map(|s| f.graph().neighbours(s).iter().map(|t| t.idx()).collect())
+            .collect()
     }
 
     /// Coordinates from generator names ("hx-1-2-3").
     pub(crate) fn named_coords(f: &Fabric) -> Vec<Vec<usize>> {
-        f.switch_ids().map(|s| f.switch_node(s).desc.split('-').skip(1).map(|d| d.parse().unwrap()).collect()).collect()
+        f.switch_ids()
+            .map(|s| {
+                f.switch_node(s)
+                    .desc
+                    .split('-')
+                    .skip(1)
+                    .map(|d| d.parse().unwrap())
+                    .collect()
+            })
+            .collect()
     }
 
     /// Whether `a` and `b` partition the switches alike, per dimension, up
@@ -223,7 +255,12 @@ pub(crate) mod tests {
         (0..dims).all(|i| (0..dims).any(|j| partition(found, i) == partition(truth, j)))
     }
 
-    pub(crate) fn degraded(b: crate::FabricBuilder, switches: f64, links: f64, seed: u64) -> Fabric {
+    pub(crate) fn degraded(
+        b: crate::FabricBuilder,
+        switches: f64,
+        links: f64,
+        seed: u64,
+    ) -> Fabric {
         let (mut b, _) = degrade::drop_switches(&b, switches, seed).unwrap();
         degrade::drop_links(&mut b, links, seed).unwrap();
         gen::direct::tests::fabric(b)
@@ -263,9 +300,15 @@ pub(crate) mod tests {
         for (g, t) in groups.iter().zip(truth) {
             *votes.entry(*g).or_default().entry(t).or_default() += 1;
         }
-        let majority: HashMap<usize, &str> =
-            votes.iter().map(|(g, v)| (*g, *v.iter().max_by_key(|&(t, n)| (*n, *t)).unwrap().0)).collect();
-        groups.iter().zip(truth).filter(|(g, t)| majority[g] != **t).count()
+        let majority: HashMap<usize, &str> = votes
+            .iter()
+            .map(|(g, v)| (*g, *v.iter().max_by_key(|&(t, n)| (*n, *t)).unwrap().0))
+            .collect();
+        groups
+            .iter()
+            .zip(truth)
+            .filter(|(g, t)| majority[g] != **t)
+            .count()
     }
 
     #[test]
@@ -276,21 +319,39 @@ pub(crate) mod tests {
         // placed from the links alone (its local and global links look
         // alike); across these 12 runs that leaves one switch misplaced.
         let consecutive = gen::dragonfly::Params::new(16, 8, 1);
-        let palmtree = gen::dragonfly::Params { arrangement: gen::dragonfly::Arrangement::Palmtree, ..consecutive };
+        let palmtree = gen::dragonfly::Params {
+            arrangement: gen::dragonfly::Arrangement::Palmtree,
+            ..consecutive
+        };
         let mut total = 0;
         for seed in 1..=12 {
             let params = if seed % 2 == 0 { palmtree } else { consecutive };
-            let f = degraded(gen::dragonfly::dragonfly(&params).unwrap(), 0.40, 0.10, seed);
+            let f = degraded(
+                gen::dragonfly::dragonfly(&params).unwrap(),
+                0.40,
+                0.10,
+                seed,
+            );
             let groups = map_dragonfly_groups(f.graph());
-            let truth: Vec<&str> = f.switch_ids().map(|s| f.switch_node(s).desc.split('-').nth(1).unwrap()).collect();
+            let truth: Vec<&str> = f
+                .switch_ids()
+                .map(|s| f.switch_node(s).desc.split('-').nth(1).unwrap())
+                .collect();
             let wrong = misplaced(&groups, &truth);
-            assert!(wrong <= 1, "seed {seed}: {wrong} of {} switches in the wrong group", groups.len());
+            assert!(
+                wrong <= 1,
+                "seed {seed}: {wrong} of {} switches in the wrong group",
+                groups.len()
+            );
             // No true group is split either.
             let mut mapped: HashMap<&str, std::collections::HashSet<usize>> = HashMap::new();
             for (g, t) in groups.iter().zip(&truth) {
                 mapped.entry(t).or_default().insert(*g);
             }
-            assert!(mapped.values().all(|gs| gs.len() <= 1 + wrong), "seed {seed}: a group is split");
+            assert!(
+                mapped.values().all(|gs| gs.len() <= 1 + wrong),
+                "seed {seed}: a group is split"
+            );
             total += wrong;
         }
         assert!(total <= 1, "{total} switches misplaced over 12 runs");

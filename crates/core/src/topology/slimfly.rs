@@ -25,8 +25,10 @@ pub struct SlimFlyLabels {
 /// Labels for a fabric whose switch graph is an MMS graph (parallel
 /// cables allowed), or why it is not one.
 pub fn recover_labels(graph: &SwitchGraph) -> Result<SlimFlyLabels, String> {
-    let distinct: Vec<Vec<usize>> =
-        graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
+    let distinct: Vec<Vec<usize>> = graph
+        .ids()
+        .map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect())
+        .collect();
     labels_of(&distinct)
 }
 
@@ -35,7 +37,9 @@ fn labels_of(distinct: &[Vec<usize>]) -> Result<SlimFlyLabels, String> {
     let n = distinct.len();
     let q = (1..=n).find(|q| 2 * q * q >= n).unwrap_or(0);
     if n == 0 || 2 * q * q != n {
-        return Err(format!("{n} switches is not 2q² for any q, as an MMS graph has"));
+        return Err(format!(
+            "{n} switches is not 2q² for any q, as an MMS graph has"
+        ));
     }
     let mms = Mms::new(q).map_err(|e| format!("{n} switches would be q = {q}, but {e}"))?;
     let mut reference = vec![Vec::new(); n];
@@ -44,11 +48,17 @@ fn labels_of(distinct: &[Vec<usize>]) -> Result<SlimFlyLabels, String> {
         reference[b].push(a);
     }
     let map = find_isomorphism(distinct, &reference, SEARCH_BUDGET).ok_or_else(|| {
-        format!("the cabling is not the MMS graph for q = {q} (or no match within the search budget)")
+        format!(
+            "the cabling is not the MMS graph for q = {q} (or no match within the search budget)"
+        )
     })?;
     let label: Vec<(usize, usize, usize)> = map.iter().map(|&r| mms.labels[r]).collect();
     let switch_at = label.iter().enumerate().map(|(s, &l)| (l, s)).collect();
-    Ok(SlimFlyLabels { mms, label, switch_at })
+    Ok(SlimFlyLabels {
+        mms,
+        label,
+        switch_at,
+    })
 }
 
 impl SlimFlyLabels {
@@ -64,8 +74,11 @@ impl SlimFlyLabels {
         let in_set = |t: usize, diff: usize| self.mms.generators[t].contains(&diff);
         let mut labels = Vec::new();
         if ts == td && xs == xd {
-            labels
-                .extend((0..q).filter(|&y| in_set(ts, f.sub(ys, y)) && in_set(ts, f.sub(y, yd))).map(|y| (ts, xs, y)));
+            labels.extend(
+                (0..q)
+                    .filter(|&y| in_set(ts, f.sub(ys, y)) && in_set(ts, f.sub(y, yd)))
+                    .map(|y| (ts, xs, y)),
+            );
         } else if ts == td {
             // (0,x,y)–(1,m,c) iff y = m·x + c.
             labels.push(if ts == 0 {
@@ -77,12 +90,20 @@ impl SlimFlyLabels {
             });
         } else {
             // "ty": the t-cable from s lands in d's column (td, xd, y).
-            let y = if ts == 0 { f.sub(ys, f.mul(xs, xd)) } else { f.add(f.mul(xs, xd), ys) };
+            let y = if ts == 0 {
+                f.sub(ys, f.mul(xs, xd))
+            } else {
+                f.add(f.mul(xs, xd), ys)
+            };
             if in_set(td, f.sub(y, yd)) {
                 labels.push((td, xd, y));
             }
             // "yt": a y-cable within s's column, then the t-cable to d.
-            let y = if ts == 0 { f.add(f.mul(xd, xs), yd) } else { f.sub(yd, f.mul(xs, xd)) };
+            let y = if ts == 0 {
+                f.add(f.mul(xd, xs), yd)
+            } else {
+                f.sub(yd, f.mul(xs, xd))
+            };
             if in_set(ts, f.sub(ys, y)) {
                 labels.push((ts, xs, y));
             }
@@ -111,12 +132,19 @@ mod tests {
             }
             let labels = labels_of(&g).unwrap_or_else(|e| panic!("q={q}: {e}"));
             // Every cable joins switches the MMS rule joins.
-            let mms_adjacent: std::collections::HashSet<(usize, usize)> =
-                labels.mms.cables.iter().flat_map(|&(a, b)| [(a, b), (b, a)]).collect();
+            let mms_adjacent: std::collections::HashSet<(usize, usize)> = labels
+                .mms
+                .cables
+                .iter()
+                .flat_map(|&(a, b)| [(a, b), (b, a)])
+                .collect();
             let index = |l| labels.mms.labels.iter().position(|&m| m == l).unwrap();
             for (s, around) in g.iter().enumerate() {
                 for &t in around {
-                    assert!(mms_adjacent.contains(&(index(labels.label[s]), index(labels.label[t]))), "q={q}");
+                    assert!(
+                        mms_adjacent.contains(&(index(labels.label[s]), index(labels.label[t]))),
+                        "q={q}"
+                    );
                 }
             }
             // The label algebra names exactly the common neighbours of
@@ -128,10 +156,15 @@ mod tests {
                     }
                     let mut by_labels = labels.intermediates(s, d);
                     by_labels.sort_unstable();
-                    let mut common: Vec<usize> = g[s].iter().copied().filter(|m| g[d].contains(m)).collect();
+                    let mut common: Vec<usize> =
+                        g[s].iter().copied().filter(|m| g[d].contains(m)).collect();
                     common.sort_unstable();
                     common.dedup();
-                    assert_eq!(by_labels, common, "q={q}: {:?} to {:?}", labels.label[s], labels.label[d]);
+                    assert_eq!(
+                        by_labels, common,
+                        "q={q}: {:?} to {:?}",
+                        labels.label[s], labels.label[d]
+                    );
                 }
             }
         }
@@ -143,7 +176,10 @@ mod tests {
         let e = recover_labels(torus.graph()).err().unwrap();
         assert!(e.contains("not the MMS graph for q = 5"), "{e}");
         let six = gen::direct::tests::fabric(gen::torus::torus(&[6], &[1], 1).unwrap());
-        assert!(recover_labels(six.graph()).err().unwrap().contains("not 2q²"));
+        assert!(recover_labels(six.graph())
+            .err()
+            .unwrap()
+            .contains("not 2q²"));
         let mut b = gen::slimfly::slimfly(5, 1).unwrap();
         gen::degrade::drop_links(&mut b, 0.01, 1).unwrap();
         assert!(recover_labels(gen::direct::tests::fabric(b).graph()).is_err());

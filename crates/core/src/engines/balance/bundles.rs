@@ -36,13 +36,17 @@ struct Item {
 
 impl BundleSpreader {
     pub fn new(graph: &SwitchGraph) -> Self {
-        BundleSpreader { load: vec![0; graph.channel_count()] }
+        BundleSpreader {
+            load: vec![0; graph.channel_count()],
+        }
     }
 
     /// Whether any two switches share more than one cable (otherwise there
     /// is nothing to spread).
     pub fn has_bundles(graph: &SwitchGraph) -> bool {
-        graph.ids().any(|s| graph.bundles(s).iter().any(|b| b.len() > 1))
+        graph
+            .ids()
+            .any(|s| graph.bundles(s).iter().any(|b| b.len() > 1))
     }
 
     /// Re-picks, within each bundle, the cable of every LID of `lids`
@@ -58,11 +62,17 @@ impl BundleSpreader {
             routes_through(fabric, lfts, lid, &mut routes);
             for s in g.ids() {
                 let port = lfts[s].get(lid);
-                let Some(to) = next_switch(g, s, port) else { continue };
+                let Some(to) = next_switch(g, s, port) else {
+                    continue;
+                };
                 self.load[g.channel(s, port)] += routes[s.idx()];
                 let Some(slot) = g.slot(s, to) else { continue };
                 if g.bundles(s)[slot].len() > 1 {
-                    items[s.idx()].push(Item { slot: slot as u32, routes: routes[s.idx()], place: place as u32 });
+                    items[s.idx()].push(Item {
+                        slot: slot as u32,
+                        routes: routes[s.idx()],
+                        place: place as u32,
+                    });
                 }
             }
         }
@@ -78,7 +88,14 @@ impl BundleSpreader {
 
     /// Deals one bundle's items (sorted largest first) over its cables and
     /// keeps the deal if it is more even than the cables the trees chose.
-    fn deal(&mut self, g: &SwitchGraph, s: SwitchId, group: &[Item], lfts: &mut [Lft], lids: &[Lid]) {
+    fn deal(
+        &mut self,
+        g: &SwitchGraph,
+        s: SwitchId,
+        group: &[Item],
+        lfts: &mut [Lft],
+        lids: &[Lid],
+    ) {
         let bundle = &g.bundles(s)[group[0].slot as usize];
         let channels: Vec<usize> = bundle.iter().map(|&p| g.channel(s, p)).collect();
         let before: Vec<u64> = channels.iter().map(|&c| self.load[c]).collect();
@@ -93,12 +110,19 @@ impl BundleSpreader {
         let mut count = vec![0u32; bundle.len()];
         let mut picks: Vec<usize> = Vec::with_capacity(group.len());
         for item in group {
-            let k = (0..bundle.len()).min_by_key(|&k| (after[k], count[k], k)).unwrap_or(0);
+            let k = (0..bundle.len())
+                .min_by_key(|&k| (after[k], count[k], k))
+                .unwrap_or(0);
             after[k] += item.routes;
             count[k] += 1;
             picks.push(k);
         }
-        let unevenness = |load: &[u64]| (load.iter().max().copied(), load.iter().map(|&l| l * l).sum::<u64>());
+        let unevenness = |load: &[u64]| {
+            (
+                load.iter().max().copied(),
+                load.iter().map(|&l| l * l).sum::<u64>(),
+            )
+        };
         if unevenness(&after) >= unevenness(&before) {
             return;
         }
@@ -136,7 +160,9 @@ fn next_switch(g: &SwitchGraph, s: SwitchId, port: PortNum) -> Option<SwitchId> 
 fn routes_through(fabric: &Fabric, lfts: &[Lft], lid: Lid, routes: &mut [u64]) {
     routes.fill(0);
     let g = fabric.graph();
-    let to_host = fabric.lid_owner(lid).is_some_and(|at| !fabric.node(at.node).is_switch());
+    let to_host = fabric
+        .lid_owner(lid)
+        .is_some_and(|at| !fabric.node(at.node).is_switch());
     if !to_host {
         return;
     }

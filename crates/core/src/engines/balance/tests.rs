@@ -15,7 +15,11 @@ fn fabric(builder: FabricBuilder, lmc: u8) -> Fabric {
     let mut b = builder;
     b.assign_lids_sequential(lmc).unwrap();
     b.set_lmc(lmc);
-    b.set_vl_budget(VlBudget { data_vls: 8, limited_by: "the test offers 8".into(), ..VlBudget::default() });
+    b.set_vl_budget(VlBudget {
+        data_vls: 8,
+        limited_by: "the test offers 8".into(),
+        ..VlBudget::default()
+    });
     b.build().unwrap()
 }
 
@@ -34,8 +38,12 @@ fn forced_bound(f: &Fabric) -> u64 {
         let mut by_dist: Vec<SwitchId> = g.ids().collect();
         by_dist.sort_by_key(|&s| g.dist(a, s));
         for &s in &by_dist[1..] {
-            row[s.idx()] =
-                g.neighbours(s).iter().filter(|&&t| g.dist(a, t) + 1 == g.dist(a, s)).map(|t| row[t.idx()]).sum();
+            row[s.idx()] = g
+                .neighbours(s)
+                .iter()
+                .filter(|&&t| g.dist(a, t) + 1 == g.dist(a, s))
+                .map(|t| row[t.idx()])
+                .sum();
         }
     }
     let mut forced = vec![0u64; n * n];
@@ -80,8 +88,11 @@ fn leaf_spine_reference(f: &Fabric) -> Routing {
     let g = f.graph();
     let spines: Vec<SwitchId> = g.ids().filter(|&s| g.hosts(s) == 0).collect();
     let mut lfts = Routing::empty_lfts(f);
-    let lids: Vec<_> =
-        f.end_ports().filter(|(at, _)| !f.node(at.node).is_switch()).map(|(at, p)| (at, p.lid)).collect();
+    let lids: Vec<_> = f
+        .end_ports()
+        .filter(|(at, _)| !f.node(at.node).is_switch())
+        .map(|(at, p)| (at, p.lid))
+        .collect();
     for (k, &(at, lid)) in lids.iter().enumerate() {
         let leaf = f.lid_switch(lid).unwrap();
         let spine = spines[k % spines.len()];
@@ -97,7 +108,12 @@ fn leaf_spine_reference(f: &Fabric) -> Routing {
             lfts[s].set(lid, out);
         }
     }
-    Routing { engine: "d-mod-k".into(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) }
+    Routing {
+        engine: "d-mod-k".into(),
+        lfts,
+        sl2vl: None,
+        path_sl: PathSl::Uniform(0),
+    }
 }
 
 /// Every engine that balances with `TreeBalancer`, on one fabric: its
@@ -113,7 +129,11 @@ fn balanced_routings(f: &Fabric, with_sfmin: bool) -> Vec<(&'static str, Routing
             let r = crate::pipeline::route_by_name(name, f).unwrap().routing;
             let report = analyze(f, &r);
             assert!(report.delivered(), "{name}: {:?}", report.failures);
-            assert!(report.credit_loop.is_none(), "{name}: credit loop {:?}", report.credit_loop);
+            assert!(
+                report.credit_loop.is_none(),
+                "{name}: credit loop {:?}",
+                report.credit_loop
+            );
             let ebb = effective_bisection(f, &r, 300, 1);
             (name, r, report.edge_forwarding_index(), ebb)
         })
@@ -125,12 +145,23 @@ fn leaf_spine_reaches_the_optimum(leaves: usize, hosts: usize, spines: usize, wi
     let f = fabric(gen::shuffle_ports(&b, 7), 0);
     let bound = efi_bound(&f, &[]);
     let reference = leaf_spine_reference(&f);
-    let (reference_efi, reference_ebb) =
-        (analyze(&f, &reference).edge_forwarding_index(), effective_bisection(&f, &reference, 300, 1));
-    assert_eq!(reference_efi, bound, "the bound is reached by d-mod-k, so it is the optimum");
+    let (reference_efi, reference_ebb) = (
+        analyze(&f, &reference).edge_forwarding_index(),
+        effective_bisection(&f, &reference, 300, 1),
+    );
+    assert_eq!(
+        reference_efi, bound,
+        "the bound is reached by d-mod-k, so it is the optimum"
+    );
     for (name, _, efi, ebb) in balanced_routings(&f, true) {
-        assert_eq!(efi, bound, "{name} on {leaves} leaves x {hosts} hosts, {spines} spines x {width} cables");
-        assert!(ebb >= reference_ebb - 0.01, "{name}: EBB {ebb} below d-mod-k's {reference_ebb}");
+        assert_eq!(
+            efi, bound,
+            "{name} on {leaves} leaves x {hosts} hosts, {spines} spines x {width} cables"
+        );
+        assert!(
+            ebb >= reference_ebb - 0.01,
+            "{name}: EBB {ebb} below d-mod-k's {reference_ebb}"
+        );
     }
 }
 
@@ -152,12 +183,21 @@ fn leaf_spine_with_single_cables_reaches_the_optimal_efi() {
 /// The fabric with its switches' GUIDs permuted (seeded): another
 /// numbering of the same switches, as another SM or net file gives.
 fn renumber_switches(b: &FabricBuilder, seed: u64) -> FabricBuilder {
-    let mut guids: Vec<u64> = b.nodes().iter().filter(|n| n.is_switch()).map(|n| n.guid).collect();
+    let mut guids: Vec<u64> = b
+        .nodes()
+        .iter()
+        .filter(|n| n.is_switch())
+        .map(|n| n.guid)
+        .collect();
     crate::rng::Rng::new(seed).shuffle(&mut guids);
     let mut next = guids.into_iter();
     let mut out = FabricBuilder::new();
     for n in b.nodes() {
-        let guid = if n.is_switch() { next.next().unwrap() } else { n.guid };
+        let guid = if n.is_switch() {
+            next.next().unwrap()
+        } else {
+            n.guid
+        };
         out.add_node(n.kind, guid, n.desc.clone(), (n.port_slots() - 1) as u8);
     }
     for (id, n) in crate::fabric::NodeId::range(b.node_count()).zip(b.nodes()) {
@@ -179,18 +219,33 @@ fn renumber_switches(b: &FabricBuilder, seed: u64) -> FabricBuilder {
 #[test]
 fn three_level_pgfts_with_parallel_cables_reach_the_pod_cut_bound() {
     let trees = [
-        pgft::Pgft { down: vec![8, 4, 4], up: vec![1, 4, 4], parallel: vec![1, 2, 1] },
-        pgft::Pgft { down: vec![6, 4, 3], up: vec![1, 3, 2], parallel: vec![1, 2, 2] },
+        pgft::Pgft {
+            down: vec![8, 4, 4],
+            up: vec![1, 4, 4],
+            parallel: vec![1, 2, 1],
+        },
+        pgft::Pgft {
+            down: vec![6, 4, 3],
+            up: vec![1, 3, 2],
+            parallel: vec![1, 2, 2],
+        },
     ];
     for (k, p3) in trees.iter().enumerate() {
         for numbering in [0, 11] {
             let b = gen::shuffle_ports(&pgft::pgft(p3).unwrap(), 7);
-            let b = if numbering == 0 { b } else { renumber_switches(&b, numbering) };
+            let b = if numbering == 0 {
+                b
+            } else {
+                renumber_switches(&b, numbering)
+            };
             let f = fabric(b, 0);
             let pods = bounds::tree_pods(&f);
             let leaf_bound = efi_bound(&f, &[]);
             let bound = efi_bound(&f, &pods);
-            assert!(bound > leaf_bound, "tree {k}: the pods' cables are the bottleneck: {bound} vs {leaf_bound}");
+            assert!(
+                bound > leaf_bound,
+                "tree {k}: the pods' cables are the bottleneck: {bound} vs {leaf_bound}"
+            );
             for (name, _, efi, _) in balanced_routings(&f, false) {
                 assert_eq!(efi, bound, "{name} on tree {k}, numbering {numbering}");
             }
@@ -208,22 +263,39 @@ fn three_level_pgfts_with_parallel_cables_reach_the_pod_cut_bound() {
 #[test]
 fn dragonfly_and_slim_fly_with_parallel_cables() {
     let df = dragonfly::dragonfly(&dragonfly::Params::new(4, 2, 2)).unwrap();
-    let df2 = gen::parallel_cables(&df, 2, |x, y| dragonfly::is_global(x, y) == Some(true)).unwrap();
+    let df2 =
+        gen::parallel_cables(&df, 2, |x, y| dragonfly::is_global(x, y) == Some(true)).unwrap();
     let sf = slimfly::slimfly(5, 4).unwrap();
     let sf2 = gen::parallel_cables(&sf, 2, |_, _| true).unwrap();
-    for (name, single, double, sfmin) in [("dragonfly", df, df2, false), ("slim fly", sf, sf2, true)] {
+    for (name, single, double, sfmin) in
+        [("dragonfly", df, df2, false), ("slim fly", sf, sf2, true)]
+    {
         let single = fabric(gen::shuffle_ports(&single, 7), 0);
         let double = fabric(gen::shuffle_ports(&double, 7), 0);
         let bound = efi_bound(&double, &[]);
         let before = balanced_routings(&single, sfmin);
-        for ((engine, _, efi, ebb), (_, _, efi1, ebb1)) in balanced_routings(&double, sfmin).into_iter().zip(before) {
-            assert!(efi >= bound, "{name} {engine}: {efi} below a lower bound {bound}");
-            assert!(efi < efi1, "{name} {engine}: EFI {efi} with doubled cables, {efi1} with single ones");
-            assert!(efi <= 2 * bound, "{name} {engine}: EFI {efi}, bound {bound}");
+        for ((engine, _, efi, ebb), (_, _, efi1, ebb1)) in
+            balanced_routings(&double, sfmin).into_iter().zip(before)
+        {
+            assert!(
+                efi >= bound,
+                "{name} {engine}: {efi} below a lower bound {bound}"
+            );
+            assert!(
+                efi < efi1,
+                "{name} {engine}: EFI {efi} with doubled cables, {efi1} with single ones"
+            );
+            assert!(
+                efi <= 2 * bound,
+                "{name} {engine}: EFI {efi}, bound {bound}"
+            );
             if name == "slim fly" {
                 assert_eq!(efi, bound, "{name} {engine}: EFI above the average load");
             }
-            assert!(ebb >= ebb1, "{name} {engine}: EBB {ebb} with doubled cables, {ebb1} with single ones");
+            assert!(
+                ebb >= ebb1,
+                "{name} {engine}: EBB {ebb} with doubled cables, {ebb1} with single ones"
+            );
         }
     }
 }
@@ -236,14 +308,22 @@ fn fabric_with_scattered_lids(builder: FabricBuilder, seed: u64) -> Fabric {
     let mut ports = b.end_ports();
     crate::rng::Rng::new(seed).shuffle(&mut ports);
     for (k, at) in ports.into_iter().enumerate() {
-        b.set_lid(at, crate::fabric::Lid::from_raw(k as u16 + 1), 0).unwrap();
+        b.set_lid(at, crate::fabric::Lid::from_raw(k as u16 + 1), 0)
+            .unwrap();
     }
-    b.set_vl_budget(VlBudget { data_vls: 8, limited_by: "the test offers 8".into(), ..VlBudget::default() });
+    b.set_vl_budget(VlBudget {
+        data_vls: 8,
+        limited_by: "the test offers 8".into(),
+        ..VlBudget::default()
+    });
     b.build().unwrap()
 }
 
 fn doubled_slim_fly() -> FabricBuilder {
-    gen::shuffle_ports(&gen::parallel_cables(&slimfly::slimfly(5, 4).unwrap(), 2, |_, _| true).unwrap(), 7)
+    gen::shuffle_ports(
+        &gen::parallel_cables(&slimfly::slimfly(5, 4).unwrap(), 2, |_, _| true).unwrap(),
+        7,
+    )
 }
 
 /// sfmin's label routes pick a bundle by the algebra and a cable by the
@@ -255,7 +335,11 @@ fn doubled_slim_fly_cables_are_even_whatever_the_lid_numbers() {
     for seed in [1, 2, 3] {
         let f = fabric_with_scattered_lids(doubled_slim_fly(), seed);
         let bound = efi_bound(&f, &[]);
-        assert_eq!(bound, bounds::minimal_routing_average(&f), "the average is the bound here");
+        assert_eq!(
+            bound,
+            bounds::minimal_routing_average(&f),
+            "the average is the bound here"
+        );
         for (name, _, efi, _) in balanced_routings(&f, true) {
             assert_eq!(efi, bound, "{name}, LIDs dealt with seed {seed}");
         }
@@ -271,10 +355,20 @@ fn spreading_moves_lids_only_between_a_bundles_cables() {
     let g = f.graph();
     let lids: Vec<crate::fabric::Lid> = f.lids().map(|(lid, _)| lid).collect();
     let next_switches = |lfts: &[crate::routing::Lft]| -> Vec<Option<SwitchId>> {
-        g.ids().flat_map(|s| lids.iter().map(move |&lid| g.switch_behind(s, lfts[s.idx()].get(lid)))).collect()
+        g.ids()
+            .flat_map(|s| {
+                lids.iter()
+                    .map(move |&lid| g.switch_behind(s, lfts[s.idx()].get(lid)))
+            })
+            .collect()
     };
     let efi = |lfts: &[crate::routing::Lft]| {
-        let r = Routing { engine: "test".into(), lfts: lfts.to_vec(), sl2vl: None, path_sl: PathSl::Uniform(0) };
+        let r = Routing {
+            engine: "test".into(),
+            lfts: lfts.to_vec(),
+            sl2vl: None,
+            path_sl: PathSl::Uniform(0),
+        };
         analyze(&f, &r).edge_forwarding_index()
     };
     let mut lfts = crate::engines::pssp::balanced_minimal(&f, 0, "test").lfts;
@@ -288,10 +382,17 @@ fn spreading_moves_lids_only_between_a_bundles_cables() {
     }
     let bound = bounds::minimal_routing_average(&f);
     let piled = efi(&lfts);
-    assert!(piled > bound, "piled on one cable of each pair: EFI {piled}, average {bound}");
+    assert!(
+        piled > bound,
+        "piled on one cable of each pair: EFI {piled}, average {bound}"
+    );
     let mut spreader = super::BundleSpreader::new(g);
     spreader.spread(&f, &mut lfts, &lids);
     assert_eq!(next_switches(&lfts), paths, "the spreading changed a path");
     assert_eq!(efi(&lfts), bound);
-    assert_eq!(spreader.edge_forwarding_index(), bound, "the spreader's own count");
+    assert_eq!(
+        spreader.edge_forwarding_index(),
+        bound,
+        "the spreader's own count"
+    );
 }

@@ -74,11 +74,15 @@ pub fn entry_colours(plan: &Plan) -> Vec<u8> {
     for b in (0..g).filter(|&b| !plan.complete(b)) {
         let members = &plan.groups.members[b];
         let lands_far = |l: &GlobalLink| members.iter().any(|&d| plan.local_hops(l.landing, d) > 1);
-        for a in (0..g).filter(|&a| a != b && !serving[b][a] && plan.links(a, b).iter().any(lands_far)) {
+        for a in
+            (0..g).filter(|&a| a != b && !serving[b][a] && plan.links(a, b).iter().any(lands_far))
+        {
             for c in (0..g).filter(|&c| c != a && c != b) {
                 let onward = plan.links(c, b);
                 let via_hop = |l: &GlobalLink| {
-                    onward.iter().any(|o| o.owner != l.landing && plan.graph.slot(l.landing, o.owner).is_some())
+                    onward.iter().any(|o| {
+                        o.owner != l.landing && plan.graph.slot(l.landing, o.owner).is_some()
+                    })
                 };
                 if plan.links(a, c).iter().any(via_hop) {
                     for (x, y) in [(a, c), (b, c)] {
@@ -99,7 +103,12 @@ pub fn entry_colours(plan: &Plan) -> Vec<u8> {
                 *n += 1;
             }
         }
-        let fewest = (0..ENTRY_COLOURS).min_by_key(|&k| (clashes[k as usize], (k as usize + x) % ENTRY_COLOURS as usize));
+        let fewest = (0..ENTRY_COLOURS).min_by_key(|&k| {
+            (
+                clashes[k as usize],
+                (k as usize + x) % ENTRY_COLOURS as usize,
+            )
+        });
         colour[x] = fewest.unwrap_or(0);
     }
     colour
@@ -157,7 +166,10 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             .ids()
             .map(|s| {
                 let groups = plan.graph.cables(s).iter().map(|c| plan.group_of(c.to));
-                groups.filter(|&c| c != plan.group_of(s)).map(|c| c as u32).collect()
+                groups
+                    .filter(|&c| c != plan.group_of(s))
+                    .map(|c| c as u32)
+                    .collect()
             })
             .collect();
         let mut first_channel = Vec::with_capacity(plan.graph.switch_count());
@@ -166,7 +178,11 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             first_channel.push(channels);
             channels += plan.graph.port_slots(s);
         }
-        EntryPlanner { plan, reachable: vec![None; g], global_groups, serving: plan.serving_middles(),
+        EntryPlanner {
+            plan,
+            reachable: vec![None; g],
+            global_groups,
+            serving: plan.serving_middles(),
             middle_landings: plan.middle_landings(),
             load: vec![0; channels],
             first_channel,
@@ -207,7 +223,9 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         // A complete group has every cable land next to every member: no
         // squeeze, so no group enters it another way.
         let sources: Vec<usize> = (0..g)
-            .filter(|&a| a != b && !plan.links(a, b).is_empty() && !self.serving[b][a] && !plan.complete(b))
+            .filter(|&a| {
+                a != b && !plan.links(a, b).is_empty() && !self.serving[b][a] && !plan.complete(b)
+            })
             .collect();
         // Per destination: the switches an entry crosses in its middle
         // group, whose tables must stay as they are (no exit there).
@@ -222,14 +240,21 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             let members = plan.groups.members[a].len();
             // A middle group with a local hop is told apart from both ends
             // by its entry colour (`lanes`).
-            let fits = |c: usize| plan.entry_colour[c] != plan.entry_colour[a] && plan.entry_colour[c] != plan.entry_colour[b];
+            let fits = |c: usize| {
+                plan.entry_colour[c] != plan.entry_colour[a]
+                    && plan.entry_colour[c] != plan.entry_colour[b]
+            };
             // Cables into a group whose switch there owns a cable into `b`,
             // or (with a fitting colour) is cabled to one that does.
             let links = self.reachable_links(a).to_vec();
             let lands_well = |&(c, l): &(usize, GlobalLink)| {
                 c != b
                     && (self.owns_into(l.landing, b)
-                        || (fits(c) && plan.links(c, b).iter().any(|o| plan.graph.slot(l.landing, o.owner).is_some())))
+                        || (fits(c)
+                            && plan
+                                .links(c, b)
+                                .iter()
+                                .any(|o| plan.graph.slot(l.landing, o.owner).is_some())))
             };
             let ways_on: Vec<(usize, GlobalLink)> = links.into_iter().filter(lands_well).collect();
             for (i, &(d, rank)) in dests.iter().enumerate() {
@@ -237,17 +262,34 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 let far = plan.local_hops(direct.landing, d);
                 let row = &mut chosen[a];
                 row.resize(n, None);
-                row[i] = Some((GroupRoute { owner: direct.owner, port: direct.port, lane: Lane::Minimal }, 1 + far));
+                row[i] = Some((
+                    GroupRoute {
+                        owner: direct.owner,
+                        port: direct.port,
+                        lane: Lane::Minimal,
+                    },
+                    1 + far,
+                ));
                 if far < 2 {
                     continue;
                 }
-                let towards_d = |from: SwitchId| (from != d).then(|| (from, plan.local_port(from, d, Role::Destination, rank)));
+                let towards_d = |from: SwitchId| {
+                    (from != d).then(|| (from, plan.local_port(from, d, Role::Destination, rank)))
+                };
                 let mut options = vec![Way {
-                    route: GroupRoute { owner: direct.owner, port: direct.port, lane: Lane::Minimal },
+                    route: GroupRoute {
+                        owner: direct.owner,
+                        port: direct.port,
+                        lane: Lane::Minimal,
+                    },
                     cost: plan.reach_cost(direct.owner) + members * (1 + far),
                     tail: 1 + far,
                     landing: None,
-                    channels: [Some((direct.owner, direct.port)), towards_d(direct.landing), None],
+                    channels: [
+                        Some((direct.owner, direct.port)),
+                        towards_d(direct.landing),
+                        None,
+                    ],
                 }];
                 for &(c, into) in &ways_on {
                     let onward = plan.direct_link(c, b, rank, d);
@@ -264,11 +306,19 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                     }
                     let tail = 2 + usize::from(lane != Lane::Entry) + near;
                     options.push(Way {
-                        route: GroupRoute { owner: into.owner, port: into.port, lane },
+                        route: GroupRoute {
+                            owner: into.owner,
+                            port: into.port,
+                            lane,
+                        },
                         cost: plan.reach_cost(into.owner) + members * tail,
                         tail,
                         landing: Some(into.landing),
-                        channels: [Some((into.owner, into.port)), Some((onward.owner, onward.port)), towards_d(onward.landing)],
+                        channels: [
+                            Some((into.owner, into.port)),
+                            Some((onward.owner, onward.port)),
+                            towards_d(onward.landing),
+                        ],
                     });
                 }
                 let best = self.least_loaded(&options, members);
@@ -282,8 +332,11 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         // Groups without a cable to `b` cross a middle group of a fitting
         // colour (`Plan::detour_routes`); an entry with no local hop there
         // needs no colour and may be shorter.
-        let mut detoured: Vec<((usize, usize), GroupRoute)> =
-            detoured.iter().filter(|(_, r)| matches!(r.lane, Lane::Middle(_))).map(|(&k, &r)| (k, r)).collect();
+        let mut detoured: Vec<((usize, usize), GroupRoute)> = detoured
+            .iter()
+            .filter(|(_, r)| matches!(r.lane, Lane::Middle(_)))
+            .map(|(&k, &r)| (k, r))
+            .collect();
         detoured.sort_by_key(|&((a, i), _)| (a, i));
         let mut ways_on: (usize, Vec<(usize, GlobalLink)>, bool) = (usize::MAX, Vec::new(), false);
         // Per (group, destination switch): its fewest-hop entries, where
@@ -294,7 +347,10 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         for ((a, i), route) in detoured {
             if ways_on.0 != a {
                 let links = self.reachable_links(a).to_vec();
-                let ways: Vec<(usize, GlobalLink)> = links.into_iter().filter(|&(c, l)| self.may_enter(a, b, c, l.landing)).collect();
+                let ways: Vec<(usize, GlobalLink)> = links
+                    .into_iter()
+                    .filter(|&(c, l)| self.may_enter(a, b, c, l.landing))
+                    .collect();
                 let per_switch = ways.iter().all(|&(c, _)| plan.links(c, b).len() == 1);
                 ways_on = (a, ways, per_switch);
                 entries_to.clear();
@@ -305,13 +361,25 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             let fewest_entries = |planner: &Self| {
                 let mut found: Vec<Way> = Vec::new();
                 for &(c, into) in &ways_on.1 {
-                    let Some((lane, after, onward)) = planner.entry_through(a, b, c, into.landing, rank, d) else { continue };
+                    let Some((lane, after, onward)) =
+                        planner.entry_through(a, b, c, into.landing, rank, d)
+                    else {
+                        continue;
+                    };
                     let way = Way {
-                        route: GroupRoute { owner: into.owner, port: into.port, lane },
+                        route: GroupRoute {
+                            owner: into.owner,
+                            port: into.port,
+                            lane,
+                        },
                         cost: plan.reach_cost(into.owner) + members * (1 + after),
                         tail: 1 + after,
                         landing: Some(into.landing),
-                        channels: [Some((into.owner, into.port)), Some((onward.owner, onward.port)), None],
+                        channels: [
+                            Some((into.owner, into.port)),
+                            Some((onward.owner, onward.port)),
+                            None,
+                        ],
                     };
                     match found.first().map(|f| f.cost) {
                         Some(cost) if way.cost > cost => {}
@@ -323,14 +391,23 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             };
             let entries = if ways_on.2 {
                 let planner = &*self;
-                entries_to.entry(d).or_insert_with(|| fewest_entries(planner)).clone()
+                entries_to
+                    .entry(d)
+                    .or_insert_with(|| fewest_entries(planner))
+                    .clone()
             } else {
                 fewest_entries(self)
             };
             let middle_cost = plan.reach_cost(route.owner) + members * tail;
             options.clear();
             if entries.first().is_none_or(|e| middle_cost <= e.cost) {
-                options.push(Way { route, cost: middle_cost, tail, landing: None, channels: [Some((route.owner, route.port)), None, None] });
+                options.push(Way {
+                    route,
+                    cost: middle_cost,
+                    tail,
+                    landing: None,
+                    channels: [Some((route.owner, route.port)), None, None],
+                });
             }
             options.extend(entries.into_iter().filter(|e| e.cost <= middle_cost));
             let best = self.least_loaded(&options, members);
@@ -353,7 +430,9 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         let exiting: Vec<usize> = (0..g)
             .filter(|&a| a != b)
             .filter(|&a| {
-                let long = |c: &Option<(GroupRoute, usize)>| c.is_some_and(|(r, tail)| r.lane != Lane::Minimal || tail > 2);
+                let long = |c: &Option<(GroupRoute, usize)>| {
+                    c.is_some_and(|(r, tail)| r.lane != Lane::Minimal || tail > 2)
+                };
                 (!plan.complete(a) && !plan.links(a, b).is_empty()) || chosen[a].iter().any(long)
             })
             .collect();
@@ -378,7 +457,10 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             // not depend on the LID, only on its switch: worked out once
             // per (cable, destination switch).
             let targets = &plan.groups.members[b];
-            let first_way: Vec<usize> = ways_out.iter().scan(0, |n, w| Some(std::mem::replace(n, *n + w.len()))).collect();
+            let first_way: Vec<usize> = ways_out
+                .iter()
+                .scan(0, |n, w| Some(std::mem::replace(n, *n + w.len())))
+                .collect();
             let mut through: Vec<Option<Option<(Lane, usize, GlobalLink)>>> =
                 vec![None; ways_out.iter().map(Vec::len).sum::<usize>() * targets.len()];
             for (i, &(d, rank)) in dests.iter().enumerate() {
@@ -388,7 +470,11 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                     None if plan.complete(a) || plan.links(a, b).is_empty() => continue,
                     None => {
                         let direct = plan.direct_link(a, b, rank, d);
-                        let route = GroupRoute { owner: direct.owner, port: direct.port, lane: Lane::Minimal };
+                        let route = GroupRoute {
+                            owner: direct.owner,
+                            port: direct.port,
+                            lane: Lane::Minimal,
+                        };
                         (route, 1 + plan.local_hops(direct.landing, d))
                     }
                 };
@@ -410,16 +496,24 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                     for (w, &(port, landing, c)) in ways.iter().enumerate() {
                         let found = if plan.links(c, b).len() == 1 {
                             let slot = &mut through[(first_way[m] + w) * targets.len() + target];
-                            *slot.get_or_insert_with(|| self.entry_through(a, b, c, landing, rank, d))
+                            *slot.get_or_insert_with(|| {
+                                self.entry_through(a, b, c, landing, rank, d)
+                            })
                         } else {
                             self.entry_through(a, b, c, landing, rank, d)
                         };
-                        let Some((lane, after, onward)) = found else { continue };
+                        let Some((lane, after, onward)) = found else {
+                            continue;
+                        };
                         if 1 + after > hops {
                             continue;
                         }
                         options.push(Way {
-                            route: GroupRoute { owner: x, port, lane },
+                            route: GroupRoute {
+                                owner: x,
+                                port,
+                                lane,
+                            },
                             cost: 1 + after,
                             tail: 1 + after,
                             landing: Some(landing),
@@ -449,7 +543,11 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
         c != a
             && c != b
             && (self.owns_into(landing, b)
-                || (self.fits(a, b, c) && plan.links(c, b).iter().any(|o| plan.graph.slot(landing, o.owner).is_some())))
+                || (self.fits(a, b, c)
+                    && plan
+                        .links(c, b)
+                        .iter()
+                        .any(|o| plan.graph.slot(landing, o.owner).is_some())))
     }
 
     /// Whether `c` can be the middle group of an entry with a local hop
@@ -464,7 +562,15 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
     /// landing on, and the middle group's cable on; where `c`'s own route
     /// to `d` lands on or next to it and leaves from the landing switch or
     /// (colour permitting) a neighbour of it.
-    fn entry_through(&self, a: usize, b: usize, c: usize, landing: SwitchId, rank: usize, d: SwitchId) -> Option<(Lane, usize, GlobalLink)> {
+    fn entry_through(
+        &self,
+        a: usize,
+        b: usize,
+        c: usize,
+        landing: SwitchId,
+        rank: usize,
+        d: SwitchId,
+    ) -> Option<(Lane, usize, GlobalLink)> {
         let plan = self.plan;
         let onward = plan.direct_link(c, b, rank, d);
         let near = plan.local_hops(onward.landing, d);
@@ -484,7 +590,10 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
     /// `Plan::detour_routes` counts them.
     fn middle_tail(&self, route: GroupRoute, b: usize, rank: usize, d: SwitchId) -> usize {
         let plan = self.plan;
-        let Some(crate::fabric::Peer::Switch { switch: landing, .. }) = plan.graph.peer(route.owner, route.port) else {
+        let Some(crate::fabric::Peer::Switch {
+            switch: landing, ..
+        }) = plan.graph.peer(route.owner, route.port)
+        else {
             return usize::MAX / 2;
         };
         let onward = plan.direct_link(plan.group_of(landing), b, rank, d);
@@ -497,10 +606,23 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
     fn least_loaded<'w>(&mut self, options: &'w [Way], weight: usize) -> &'w Way {
         let fewest = options.iter().map(|o| o.cost).min().unwrap_or(0);
         let index = |&(s, port): &Channel| self.first_channel[s.idx()] + port.idx();
-        let load = |o: &Way| o.channels.iter().flatten().map(|ch| self.load.get(index(ch)).copied().unwrap_or(0)).max();
-        let best = options.iter().filter(|o| o.cost == fewest).min_by_key(|o| load(o)).unwrap_or(&options[0]);
+        let load = |o: &Way| {
+            o.channels
+                .iter()
+                .flatten()
+                .map(|ch| self.load.get(index(ch)).copied().unwrap_or(0))
+                .max()
+        };
+        let best = options
+            .iter()
+            .filter(|o| o.cost == fewest)
+            .min_by_key(|o| load(o))
+            .unwrap_or(&options[0]);
         for ch in best.channels.iter().flatten() {
-            if let Some(l) = self.load.get_mut(self.first_channel[ch.0.idx()] + ch.1.idx()) {
+            if let Some(l) = self
+                .load
+                .get_mut(self.first_channel[ch.0.idx()] + ch.1.idx())
+            {
                 *l += weight as u32;
             }
         }

@@ -67,7 +67,9 @@ fn class(plan: &Plan, s: SwitchId, port: PortNum) -> PortClass {
         None => PortClass::Unused,
         Some(Peer::Ca(_)) => PortClass::Terminal,
         Some(Peer::Switch { switch, .. }) if switch == s => PortClass::Unused,
-        Some(Peer::Switch { switch, .. }) if plan.group_of(switch) == plan.group_of(s) => PortClass::Local(switch),
+        Some(Peer::Switch { switch, .. }) if plan.group_of(switch) == plan.group_of(s) => {
+            PortClass::Local(switch)
+        }
         Some(Peer::Switch { .. }) => PortClass::Global,
     }
 }
@@ -89,8 +91,12 @@ fn seen(plan: &Plan, group: usize, offset: u8) -> Seen {
     match offset {
         0 => Seen::Minimal,
         ENTRY_OFFSET => Seen::Entry,
-        o if o <= COLOURS => Seen::TwoGlobal { in_middle: o - 1 == plan.colour[group] },
-        o => Seen::TwoGlobal { in_middle: o - ENTRY_OFFSET - 1 == plan.entry_colour[group] },
+        o if o <= COLOURS => Seen::TwoGlobal {
+            in_middle: o - 1 == plan.colour[group],
+        },
+        o => Seen::TwoGlobal {
+            in_middle: o - ENTRY_OFFSET - 1 == plan.entry_colour[group],
+        },
     }
 }
 
@@ -170,14 +176,19 @@ pub fn sl2vl_tables(
     // Any SL above the base uses VL 2 (a destination group after two
     // global hops).
     let first_reserve_vl = if detour_offsets.is_empty() { 2 } else { 3 };
-    let reserve: Vec<(u8, u8)> =
-        (0..reserve_layers).map(|layer| (first_reserve_sl + layer, first_reserve_vl + layer)).collect();
+    let reserve: Vec<(u8, u8)> = (0..reserve_layers)
+        .map(|layer| (first_reserve_sl + layer, first_reserve_vl + layer))
+        .collect();
     let mut tables = Sl2Vl::new(fabric, ALL_VL0);
-    let offsets: Vec<u8> = std::iter::once(0).chain(detour_offsets.iter().copied()).collect();
+    let offsets: Vec<u8> = std::iter::once(0)
+        .chain(detour_offsets.iter().copied())
+        .collect();
     for s in plan.graph.ids() {
         let group = plan.group_of(s);
         let ports = plan.graph.port_slots(s);
-        let classes: Vec<PortClass> = (0..ports).map(|p| class(plan, s, PortNum::new(p as u8))).collect();
+        let classes: Vec<PortClass> = (0..ports)
+            .map(|p| class(plan, s, PortNum::new(p as u8)))
+            .collect();
         for (inp, &ic) in classes.iter().enumerate() {
             if ic == PortClass::Unused {
                 continue;
@@ -202,7 +213,11 @@ pub fn sl2vl_tables(
             }
         }
     }
-    for sl in offsets.iter().map(|&o| base + o).chain(reserve.iter().map(|&(sl, _)| sl)) {
+    for sl in offsets
+        .iter()
+        .map(|&o| base + o)
+        .chain(reserve.iter().map(|&(sl, _)| sl))
+    {
         tables.set_ca(sl, 0);
     }
     tables

@@ -73,7 +73,9 @@ impl GroupLocal {
             }
             return Ok(local);
         }
-        let neighbours: Vec<Vec<usize>> = (0..n).map(|i| (0..n).filter(|&j| j != i && adjacent(i, j)).collect()).collect();
+        let neighbours: Vec<Vec<usize>> = (0..n)
+            .map(|i| (0..n).filter(|&j| j != i && adjacent(i, j)).collect())
+            .collect();
         // Well-connected members first: they take turns most easily.
         let mut by_connection: Vec<usize> = (0..n).collect();
         by_connection.sort_by_key(|&i| (std::cmp::Reverse(neighbours[i].len()), i));
@@ -96,7 +98,10 @@ impl GroupLocal {
                         continue;
                     }
                     let mut chosen = Vec::new();
-                    for &y in by_connection.iter().filter(|&&y| dist[y] + 1 == dist[x] && adjacent(x, y)) {
+                    for &y in by_connection
+                        .iter()
+                        .filter(|&&y| dist[y] + 1 == dist[x] && adjacent(x, y))
+                    {
                         if local.take_turns(role, &mut deps, x, y, t) {
                             chosen.push(y as u32);
                             if chosen.len() == spread(role) {
@@ -112,8 +117,11 @@ impl GroupLocal {
                 let mut progress = true;
                 while progress {
                     progress = false;
-                    let waiting: Vec<usize> =
-                        (0..n).filter(|&x| x != t && dist[x] != usize::MAX && local.next[r][x * n + t].is_empty()).collect();
+                    let waiting: Vec<usize> = (0..n)
+                        .filter(|&x| {
+                            x != t && dist[x] != usize::MAX && local.next[r][x * n + t].is_empty()
+                        })
+                        .collect();
                     for x in waiting {
                         let found = by_connection.iter().copied().find(|&y| {
                             adjacent(x, y)
@@ -128,7 +136,8 @@ impl GroupLocal {
                     }
                 }
                 if role == Role::Destination {
-                    if let Some(x) = (0..n).find(|&x| x != t && local.next[r][x * n + t].is_empty()) {
+                    if let Some(x) = (0..n).find(|&x| x != t && local.next[r][x * n + t].is_empty())
+                    {
                         return Err((members[x], members[t]));
                     }
                 }
@@ -157,7 +166,14 @@ impl GroupLocal {
     /// Adds the turns of going from `x` through `y` towards `t` (one per
     /// next hop of `y`) to `role`'s set if none is the other set's and
     /// their dependencies close no cycle; whether it did.
-    fn take_turns(&mut self, role: Role, deps: &mut DynamicDag, x: usize, y: usize, t: usize) -> bool {
+    fn take_turns(
+        &mut self,
+        role: Role,
+        deps: &mut DynamicDag,
+        x: usize,
+        y: usize,
+        t: usize,
+    ) -> bool {
         let n = self.members.len();
         let r = role_index(role);
         let onward = self.next[r][y * n + t].clone();
@@ -199,7 +215,10 @@ impl GroupLocal {
             (Some(i), Some(j)) => &self.next[role_index(role)][i as usize * n + j as usize][..],
             _ => &[],
         };
-        NextHops { positions, members: &self.members }
+        NextHops {
+            positions,
+            members: &self.members,
+        }
     }
 
     /// Whether some member's route of `role` to `t` passes `via`.
@@ -217,8 +236,14 @@ impl GroupLocal {
 
     /// The set of the turn `from` -> `via` -> `to`, if a route takes it.
     pub fn turn(&self, from: SwitchId, via: SwitchId, to: SwitchId) -> Option<Role> {
-        let key = (self.position(from)?, self.position(via)?, self.position(to)?);
-        [Role::Source, Role::Destination].into_iter().find(|&role| self.turns[role_index(role)].contains(&key))
+        let key = (
+            self.position(from)?,
+            self.position(via)?,
+            self.position(to)?,
+        );
+        [Role::Source, Role::Destination]
+            .into_iter()
+            .find(|&role| self.turns[role_index(role)].contains(&key))
     }
 }
 

@@ -16,10 +16,10 @@ mod plan;
 mod tables;
 
 use crate::config::{ConfigError, OptionSpec, Section};
+use crate::deadlock::layers::{place_paths, LayeringError};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Fabric, SwitchId};
-use crate::deadlock::layers::{place_paths, LayeringError};
 use crate::routing::{PathSl, Routing, NUM_SLS};
 use crate::topology::dragonfly::{discover_groups, find_groups, groups_by_mapping, NotADragonfly};
 
@@ -72,13 +72,19 @@ impl DlaOptions {
             ("neighbourhood", GroupDiscovery::Neighbourhood),
             ("mapping", GroupDiscovery::Mapping),
         ];
-        Ok(DlaOptions { sl: s.number(&SL, 0, 15)?, groups: s.choice(&GROUPS, &discoveries)? })
+        Ok(DlaOptions {
+            sl: s.number(&SL, 0, 15)?,
+            groups: s.choice(&GROUPS, &discoveries)?,
+        })
     }
 }
 
 impl Default for DlaOptions {
     fn default() -> Self {
-        DlaOptions { sl: 0, groups: GroupDiscovery::Auto }
+        DlaOptions {
+            sl: 0,
+            groups: GroupDiscovery::Auto,
+        }
     }
 }
 
@@ -122,11 +128,20 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     let detours = tables::DetourRoutes::new(&plan, &destinations);
     let t_detours = started.elapsed();
     let entries = detours.has_entries();
-    let mut offsets: Vec<u8> = if plan.has_detours { (1..=COLOURS).collect() } else { Vec::new() };
+    let mut offsets: Vec<u8> = if plan.has_detours {
+        (1..=COLOURS).collect()
+    } else {
+        Vec::new()
+    };
     offsets.extend(&detours.entry_offsets);
     // Reserve layers start above the last SL the scheme uses.
-    let first_reserve_sl = options.sl as usize + 1 + if entries { LAST_ENTRY_OFFSET } else { COLOURS } as usize;
-    let top_sl = if plan.per_path_sls() || entries { first_reserve_sl } else { options.sl as usize };
+    let first_reserve_sl =
+        options.sl as usize + 1 + if entries { LAST_ENTRY_OFFSET } else { COLOURS } as usize;
+    let top_sl = if plan.per_path_sls() || entries {
+        first_reserve_sl
+    } else {
+        options.sl as usize
+    };
     if top_sl >= NUM_SLS {
         let used = first_reserve_sl - options.sl as usize - 1;
         return Err(decline(format!(
@@ -139,9 +154,17 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     let mut filled = tables::forwarding_tables(fabric, &plan, &destinations, &detours, options.sl);
     let t3 = started.elapsed();
     let layers = place_reserve(fabric, &mut filled, first_reserve_sl as u8).map_err(decline)?;
-    let path_sl = filled.sls.map_or(PathSl::Uniform(options.sl), PathSl::PerSourceSwitch);
+    let path_sl = filled
+        .sls
+        .map_or(PathSl::Uniform(options.sl), PathSl::PerSourceSwitch);
     let lfts = filled.lfts;
-    let sl2vl = lanes::sl2vl_tables(fabric, &plan, options.sl, &offsets, (first_reserve_sl as u8, layers));
+    let sl2vl = lanes::sl2vl_tables(
+        fabric,
+        &plan,
+        options.sl,
+        &offsets,
+        (first_reserve_sl as u8, layers),
+    );
     log::debug!(
         "dla: groups found in {} ms, planned in {} ms, detours and entries in {} ms, tables filled in {} ms, reserve \
          layers and SL2VL in {} ms",
@@ -152,7 +175,12 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
         (started.elapsed() - t3).as_millis()
     );
     log_shape(fabric, &plan);
-    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl })
+    Ok(Routing {
+        engine: NAME.to_string(),
+        lfts,
+        sl2vl: Some(sl2vl),
+        path_sl,
+    })
 }
 
 /// Gives every path the plan sent to the reserve layers an SL from
@@ -171,12 +199,18 @@ fn place_reserve(fabric: &Fabric, filled: &mut tables::Tables, first_sl: u8) -> 
         ),
         LayeringError::Undeliverable { .. } => format!("internal error: {e}"),
     })?;
-    let sls = filled.sls.as_mut().expect("reserve paths come with per-path SLs");
+    let sls = filled
+        .sls
+        .as_mut()
+        .expect("reserve paths come with per-path SLs");
     for (&(s, lid), &layer) in filled.reserve.iter().zip(&layers) {
         sls.set(s, lid, first_sl + layer);
     }
     let used = layers.iter().max().map_or(0, |&l| l + 1);
-    log::info!("dla: {} paths have no route through a middle group and take {used} reserve layer(s)", layers.len());
+    log::info!(
+        "dla: {} paths have no route through a middle group and take {used} reserve layer(s)",
+        layers.len()
+    );
     Ok(used)
 }
 
@@ -184,16 +218,26 @@ fn place_reserve(fabric: &Fabric, filled: &mut tables::Tables, first_sl: u8) -> 
 fn log_shape(fabric: &Fabric, plan: &Plan) {
     let sizes = plan.groups.members.iter().map(Vec::len);
     let (smallest, largest) = (sizes.clone().min().unwrap_or(0), sizes.max().unwrap_or(0));
-    let size = if smallest == largest { smallest.to_string() } else { format!("{smallest} to {largest}") };
+    let size = if smallest == largest {
+        smallest.to_string()
+    } else {
+        format!("{smallest} to {largest}")
+    };
     let g = plan.groups.members.len();
     let damaged = (0..g).filter(|&gi| !plan.complete(gi)).count();
-    let unjoined = (0..g).flat_map(|a| (a + 1..g).map(move |b| (a, b))).filter(|&(a, b)| plan.links(a, b).is_empty()).count();
+    let unjoined = (0..g)
+        .flat_map(|a| (a + 1..g).map(move |b| (a, b)))
+        .filter(|&(a, b)| plan.links(a, b).is_empty())
+        .count();
     let damage = if damaged == 0 && unjoined == 0 {
         String::new()
     } else {
         format!("; {damaged} group(s) missing local cables, {unjoined} pair(s) of groups without a global cable")
     };
-    log::info!("dla: {g} groups of {size} switches, {} LIDs routed{damage}", fabric.lids().count());
+    log::info!(
+        "dla: {g} groups of {size} switches, {} LIDs routed{damage}",
+        fabric.lids().count()
+    );
 }
 
 fn explain_groups(fabric: &Fabric, e: &NotADragonfly) -> String {

@@ -134,10 +134,18 @@ pub struct GroupRoute {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Unroutable {
     /// More switches belong to no group than to one.
-    NoGroups { ungrouped: usize, switches: usize, example: SwitchId },
+    NoGroups {
+        ungrouped: usize,
+        switches: usize,
+        example: SwitchId,
+    },
     /// A "group" with no more than half of a clique's cables: not a
     /// clique, even a damaged one.
-    SparseGroup { switch: SwitchId, cables: usize, members: usize },
+    SparseGroup {
+        switch: SwitchId,
+        cables: usize,
+        members: usize,
+    },
     /// Two members of a group have no route between them through the
     /// group that keeps its destination turns free of cycles (or none at all).
     LocalPair { a: SwitchId, b: SwitchId },
@@ -168,7 +176,11 @@ impl Detours {
     /// How much goes to the reserve layers: a far pair weighs as all its
     /// members, a stranded switch as one.
     fn reserve_weight(&self, plan: &Plan) -> usize {
-        self.far_pairs.iter().map(|&(a, _)| plan.groups.members[a].len()).sum::<usize>() + self.stranded.len()
+        self.far_pairs
+            .iter()
+            .map(|&(a, _)| plan.groups.members[a].len())
+            .sum::<usize>()
+            + self.stranded.len()
     }
 }
 
@@ -209,17 +221,38 @@ impl<'a> Plan<'a> {
     pub fn new(graph: &'a SwitchGraph, groups: Groups) -> Result<Self, Unroutable> {
         let n = graph.switch_count();
         let g = groups.members.len();
-        let ungrouped: Vec<SwitchId> = groups.members.iter().filter(|m| m.len() == 1).map(|m| m[0]).collect();
+        let ungrouped: Vec<SwitchId> = groups
+            .members
+            .iter()
+            .filter(|m| m.len() == 1)
+            .map(|m| m[0])
+            .collect();
         if g > 1 && ungrouped.len() * 2 > n {
-            return Err(Unroutable::NoGroups { ungrouped: ungrouped.len(), switches: n, example: ungrouped[0] });
+            return Err(Unroutable::NoGroups {
+                ungrouped: ungrouped.len(),
+                switches: n,
+                example: ungrouped[0],
+            });
         }
         let group = |s: SwitchId| groups.of_switch[s.idx()];
         for members in groups.members.iter().filter(|m| m.len() >= 3) {
-            let ends: usize =
-                members.iter().map(|&s| graph.neighbours(s).iter().filter(|&&t| group(t) == group(s)).count()).sum();
+            let ends: usize = members
+                .iter()
+                .map(|&s| {
+                    graph
+                        .neighbours(s)
+                        .iter()
+                        .filter(|&&t| group(t) == group(s))
+                        .count()
+                })
+                .sum();
             let (cables, clique) = (ends / 2, members.len() * (members.len() - 1) / 2);
             if cables * 2 <= clique {
-                return Err(Unroutable::SparseGroup { switch: members[0], cables, members: members.len() });
+                return Err(Unroutable::SparseGroup {
+                    switch: members[0],
+                    cables,
+                    members: members.len(),
+                });
             }
         }
         let mut links: Vec<Vec<GlobalLink>> = vec![Vec::new(); g * g];
@@ -227,14 +260,20 @@ impl<'a> Plan<'a> {
             for cable in graph.cables(s) {
                 let (gs, gt) = (group(s), group(cable.to));
                 if gs != gt {
-                    links[gs * g + gt].push(GlobalLink { owner: s, port: cable.port, landing: cable.to });
+                    links[gs * g + gt].push(GlobalLink {
+                        owner: s,
+                        port: cable.port,
+                        landing: cable.to,
+                    });
                 }
             }
         }
         let local = groups
             .members
             .iter()
-            .map(|members| GroupLocal::new(graph, members).map_err(|(a, b)| Unroutable::LocalPair { a, b }))
+            .map(|members| {
+                GroupLocal::new(graph, members).map_err(|(a, b)| Unroutable::LocalPair { a, b })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let mut plan = Plan {
             graph,
@@ -253,7 +292,12 @@ impl<'a> Plan<'a> {
         };
         plan.reach_cost = graph
             .ids()
-            .map(|s| plan.groups.members[plan.group_of(s)].iter().map(|&m| plan.local_hops(m, s)).sum())
+            .map(|s| {
+                plan.groups.members[plan.group_of(s)]
+                    .iter()
+                    .map(|&m| plan.local_hops(m, s))
+                    .sum()
+            })
             .collect();
         plan.plan_detours();
         plan.entry_colour = super::entry::entry_colours(&plan);
@@ -288,7 +332,8 @@ impl<'a> Plan<'a> {
     pub fn passed_towards(&self, via: SwitchId, t: SwitchId) -> bool {
         let local = &self.local[self.group_of(via)];
         // A complete group's routes are one hop: they pass no member.
-        !local.complete && local.passes(via, t, Role::Source) || local.passes(via, t, Role::Destination)
+        !local.complete && local.passes(via, t, Role::Source)
+            || local.passes(via, t, Role::Destination)
     }
 
     /// Whether `s` reaches `owner` (same group) by a source route.
@@ -301,10 +346,15 @@ impl<'a> Plan<'a> {
     /// switch that some cable from `a` lands on or next to.
     fn crossable(&self, a: usize, b: usize) -> Vec<u32> {
         (0..self.group_count())
-            .filter(|&c| c != a && c != b && !self.links(a, c).is_empty() && !self.links(c, b).is_empty())
+            .filter(|&c| {
+                c != a && c != b && !self.links(a, c).is_empty() && !self.links(c, b).is_empty()
+            })
             .filter(|&c| {
                 self.links(c, b).iter().all(|out| {
-                    self.links(a, c).iter().any(|inn| inn.landing == out.owner || self.graph.slot(inn.landing, out.owner).is_some())
+                    self.links(a, c).iter().any(|inn| {
+                        inn.landing == out.owner
+                            || self.graph.slot(inn.landing, out.owner).is_some()
+                    })
                 })
             })
             .map(|c| c as u32)
@@ -333,7 +383,11 @@ impl<'a> Plan<'a> {
         let mut since_better = 0;
         // Pairs no middle group is cabled to both of go to the reserve
         // layers whatever the colours.
-        let unavoidable = pairs.iter().filter(|(_, _, cs)| cs.is_empty()).map(|&(a, _, _)| self.groups.members[a].len()).sum();
+        let unavoidable = pairs
+            .iter()
+            .filter(|(_, _, cs)| cs.is_empty())
+            .map(|&(a, _, _)| self.groups.members[a].len())
+            .sum();
         while since_better < TRIALS_WITHOUT_GAIN {
             let found = self.try_colouring(&colour, &pairs);
             let weight = found.reserve_weight(self);
@@ -345,7 +399,9 @@ impl<'a> Plan<'a> {
             if weight == unavoidable {
                 break;
             }
-            colour.iter_mut().for_each(|c| *c = rng.below(COLOURS as usize) as u8);
+            colour
+                .iter_mut()
+                .for_each(|c| *c = rng.below(COLOURS as usize) as u8);
         }
         let (_, colour, found) = best.expect("at least one colouring is tried");
         self.has_detours = !pairs.is_empty() || found.coloured_paths;
@@ -378,8 +434,12 @@ impl<'a> Plan<'a> {
                 }
                 dist
             });
-            let next: Vec<u32> =
-                (0..g).filter(|&c| !self.links(a, c).is_empty() && dist[c].checked_add(1) == Some(dist[a])).map(|c| c as u32).collect();
+            let next: Vec<u32> = (0..g)
+                .filter(|&c| {
+                    !self.links(a, c).is_empty() && dist[c].checked_add(1) == Some(dist[a])
+                })
+                .map(|c| c as u32)
+                .collect();
             nearer.insert((a, b), next);
         }
         nearer
@@ -398,7 +458,11 @@ impl<'a> Plan<'a> {
         };
         for (a, b, cs) in pairs {
             let (ca, cb) = (colour[*a], colour[*b]);
-            let fit: Vec<u32> = cs.iter().copied().filter(|&c| colour[c as usize] != ca && colour[c as usize] != cb).collect();
+            let fit: Vec<u32> = cs
+                .iter()
+                .copied()
+                .filter(|&c| colour[c as usize] != ca && colour[c as usize] != cb)
+                .collect();
             if fit.is_empty() {
                 found.far_pairs.push((*a, *b));
             }
@@ -412,12 +476,21 @@ impl<'a> Plan<'a> {
                 } else {
                     found.candidates[a * g + b]
                         .iter()
-                        .flat_map(|&c| self.links(c as usize, b).iter().map(move |onward| (c as usize, onward.owner)))
+                        .flat_map(|&c| {
+                            self.links(c as usize, b)
+                                .iter()
+                                .map(move |onward| (c as usize, onward.owner))
+                        })
                         .map(|(c, onward)| self.link_into(a, c, onward).owner)
                         .collect()
                 };
                 for &s in &self.groups.members[a] {
-                    let Some(&owner) = owners.iter().find(|&&o| o != s && !self.reaches_for_source(s, o)) else { continue };
+                    let Some(&owner) = owners
+                        .iter()
+                        .find(|&&o| o != s && !self.reaches_for_source(s, o))
+                    else {
+                        continue;
+                    };
                     found.coloured_paths = true;
                     if direct && colour[a] != colour[b] && self.two_hop_turn(s, owner) {
                         continue; // its own colour (`fallback`)
@@ -457,15 +530,23 @@ impl<'a> Plan<'a> {
                 && colour[c] != ca
                 && colour[c] != cb
                 && !onward.is_empty()
-                && onward.iter().all(|l| l.owner == cable.to || self.graph.slot(cable.to, l.owner).is_some());
-            fits.then_some(OwnMiddle { port: cable.port, landing: cable.to, group: c })
+                && onward
+                    .iter()
+                    .all(|l| l.owner == cable.to || self.graph.slot(cable.to, l.owner).is_some());
+            fits.then_some(OwnMiddle {
+                port: cable.port,
+                landing: cable.to,
+                group: c,
+            })
         })
     }
 
     /// A global cable of `s` itself into a middle group towards `b` (the
     /// first of `middles_from`): its port and that group's colour.
     fn escape(&self, s: SwitchId, b: usize, colour: &[u8]) -> Option<(PortNum, u8)> {
-        self.middles_from(s, b, colour).next().map(|m| (m.port, colour[m.group]))
+        self.middles_from(s, b, colour)
+            .next()
+            .map(|m| (m.port, colour[m.group]))
     }
 
     /// For a detour towards `dest` (the `rank`-th LID of group `b`): a
@@ -474,7 +555,13 @@ impl<'a> Plan<'a> {
     /// towards it (their traffic follows `s`'s table); of those, the one
     /// with the fewest local hops after it. Its port and the middle group's
     /// colour.
-    pub fn own_detour(&self, s: SwitchId, dest: SwitchId, rank: usize, owner: SwitchId) -> Option<(PortNum, u8)> {
+    pub fn own_detour(
+        &self,
+        s: SwitchId,
+        dest: SwitchId,
+        rank: usize,
+        owner: SwitchId,
+    ) -> Option<(PortNum, u8)> {
         let b = self.group_of(dest);
         if s == owner || self.local[self.group_of(s)].passes(s, owner, Role::Source) {
             return None;
@@ -508,10 +595,15 @@ impl<'a> Plan<'a> {
     /// the global cable `route` takes (module comment).
     pub fn fallback(&self, s: SwitchId, b: usize, route: &GroupRoute) -> Option<Fallback> {
         let a = self.group_of(s);
-        if route.lane == Lane::Minimal && self.colour[a] != self.colour[b] && self.two_hop_turn(s, route.owner) {
+        if route.lane == Lane::Minimal
+            && self.colour[a] != self.colour[b]
+            && self.two_hop_turn(s, route.owner)
+        {
             return Some(Fallback::OwnColour);
         }
-        self.escapes.get(&(s, b)).map(|&(port, colour)| Fallback::Escape(port, colour))
+        self.escapes
+            .get(&(s, b))
+            .map(|&(port, colour)| Fallback::Escape(port, colour))
     }
 
     /// Whether the destination route from `s` to `owner` turns once, at a
@@ -531,7 +623,10 @@ impl<'a> Plan<'a> {
         let into = self.links(a, c);
         into.iter()
             .find(|l| l.landing == onward_owner)
-            .or_else(|| into.iter().find(|l| self.graph.slot(l.landing, onward_owner).is_some()))
+            .or_else(|| {
+                into.iter()
+                    .find(|l| self.graph.slot(l.landing, onward_owner).is_some())
+            })
             .copied()
             .unwrap_or(into[0])
     }
@@ -555,11 +650,17 @@ impl<'a> Plan<'a> {
     /// destinations spread over them.
     pub fn direct_link(&self, a: usize, b: usize, rank: usize, dest: SwitchId) -> GlobalLink {
         let all = self.links(a, b);
-        let near = all.iter().filter(|l| self.local_hops(l.landing, dest) <= 1).count();
+        let near = all
+            .iter()
+            .filter(|l| self.local_hops(l.landing, dest) <= 1)
+            .count();
         if near == 0 || near == all.len() {
             return all[rank % all.len()];
         }
-        *all.iter().filter(|l| self.local_hops(l.landing, dest) <= 1).nth(rank % near).unwrap()
+        *all.iter()
+            .filter(|l| self.local_hops(l.landing, dest) <= 1)
+            .nth(rank % near)
+            .unwrap()
     }
 
     /// The way traffic from group `a` to `dest` (the `rank`-th LID of group
@@ -571,7 +672,11 @@ impl<'a> Plan<'a> {
             return self.detour_routes(a, b, &[(dest, rank)])[0];
         }
         let link = self.direct_link(a, b, rank, dest);
-        GroupRoute { owner: link.owner, port: link.port, lane: Lane::Minimal }
+        GroupRoute {
+            owner: link.owner,
+            port: link.port,
+            lane: Lane::Minimal,
+        }
     }
 
     /// How traffic from group `a` leaves it for each of `dests` (switch,
@@ -579,9 +684,17 @@ impl<'a> Plan<'a> {
     /// to: through the middle group that makes the group's paths shortest,
     /// destinations spread over the middle groups that tie. Every switch
     /// of `a` makes the same choice, so tables stay destination-based.
-    pub fn detour_routes(&self, a: usize, b: usize, dests: &[(SwitchId, usize)]) -> Vec<GroupRoute> {
+    pub fn detour_routes(
+        &self,
+        a: usize,
+        b: usize,
+        dests: &[(SwitchId, usize)],
+    ) -> Vec<GroupRoute> {
         if let Some(nearer) = self.nearer.get(&(a, b)) {
-            return dests.iter().map(|&(_, rank)| self.reserve_route(a, b, nearer, rank)).collect();
+            return dests
+                .iter()
+                .map(|&(_, rank)| self.reserve_route(a, b, nearer, rank))
+                .collect();
         }
         let members = self.groups.members[a].len();
         // Per candidate: the cable into it, landing on or next to the
@@ -593,14 +706,18 @@ impl<'a> Plan<'a> {
         // every destination, so they are worked out once.
         let via = |c: usize, onward: GlobalLink| {
             let into = self.link_into(a, c, onward.owner);
-            let hops = self.reach_cost[into.owner.idx()] + members * usize::from(into.landing != onward.owner);
+            let hops = self.reach_cost[into.owner.idx()]
+                + members * usize::from(into.landing != onward.owner);
             Via { into, onward, hops }
         };
         let candidates: Vec<(usize, Option<Via>)> = self.detours[a * self.group_count() + b]
             .iter()
             .map(|&c| {
                 let c = c as usize;
-                (c, matches!(self.links(c, b), [_]).then(|| via(c, self.links(c, b)[0])))
+                (
+                    c,
+                    matches!(self.links(c, b), [_]).then(|| via(c, self.links(c, b)[0])),
+                )
             })
             .collect();
         let mut costed: Vec<(usize, GlobalLink, usize)> = Vec::with_capacity(candidates.len());
@@ -610,14 +727,22 @@ impl<'a> Plan<'a> {
                 costed.clear();
                 costed.extend(candidates.iter().map(|&(c, fixed)| {
                     let v = fixed.unwrap_or_else(|| via(c, self.direct_link(c, b, rank, dest)));
-                    (c, v.into, v.hops + members * self.local_hops(v.onward.landing, dest))
+                    (
+                        c,
+                        v.into,
+                        v.hops + members * self.local_hops(v.onward.landing, dest),
+                    )
                 }));
                 let fewest = costed.iter().map(|&(_, _, cost)| cost).min().unwrap();
                 let ties = || costed.iter().filter(|&&(_, _, cost)| cost == fewest);
                 // Pairs start at different candidates, so detours of all
                 // pairs spread over the middle groups.
                 let &(c, into, _) = ties().nth((rank + a + b) % ties().count()).unwrap();
-                GroupRoute { owner: into.owner, port: into.port, lane: Lane::Middle(self.colour[c]) }
+                GroupRoute {
+                    owner: into.owner,
+                    port: into.port,
+                    lane: Lane::Middle(self.colour[c]),
+                }
             })
             .collect()
     }
@@ -690,7 +815,11 @@ impl<'a> Plan<'a> {
         let c = nearer[(rank + a + b) % nearer.len()] as usize;
         let into = self.links(a, c);
         let link = into[rank / nearer.len() % into.len()];
-        GroupRoute { owner: link.owner, port: link.port, lane: Lane::Reserve }
+        GroupRoute {
+            owner: link.owner,
+            port: link.port,
+            lane: Lane::Reserve,
+        }
     }
 
     /// The port from `u` towards `t` of the same group, for `lid`: on
@@ -702,9 +831,14 @@ impl<'a> Plan<'a> {
         if next.is_empty() {
             next = local.next_hops(u, t, Role::Destination);
         }
-        let Some(via) = next.get(lid % next.len().max(1)) else { return PortNum::NO_PATH };
+        let Some(via) = next.get(lid % next.len().max(1)) else {
+            return PortNum::NO_PATH;
+        };
         let ports = self.graph.bundle(u, via);
-        ports.get(lid / next.len() % ports.len().max(1)).copied().unwrap_or(PortNum::NO_PATH)
+        ports
+            .get(lid / next.len() % ports.len().max(1))
+            .copied()
+            .unwrap_or(PortNum::NO_PATH)
     }
 
     /// The one port from `u` to `t` when a single cable joins them (the

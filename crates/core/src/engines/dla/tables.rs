@@ -27,13 +27,22 @@ pub fn destinations(fabric: &Fabric, plan: &Plan) -> Vec<Destination> {
     let mut out = Vec::with_capacity(fabric.lft_len());
     for (lid, owner) in fabric.lids() {
         let Some(switch) = fabric.lid_switch(lid) else {
-            log::warn!("dla: LID {lid} of {} is not cabled to a switch; left unrouted", describe(fabric.node(owner.node)));
+            log::warn!(
+                "dla: LID {lid} of {} is not cabled to a switch; left unrouted",
+                describe(fabric.node(owner.node))
+            );
             continue;
         };
         let group = plan.group_of(switch);
         let rank = rank_in_group[group];
         rank_in_group[group] += 1;
-        out.push(Destination { lid, final_port: fabric.delivery_port(owner), switch, group: group as u32, rank });
+        out.push(Destination {
+            lid,
+            final_port: fabric.delivery_port(owner),
+            switch,
+            group: group as u32,
+            rank,
+        });
     }
     out
 }
@@ -110,10 +119,15 @@ impl DetourRoutes {
         let mut entry_offsets = Vec::new();
         let mut entries = EntryPlanner::new(plan);
         for (b, dests) in by_group.iter().enumerate() {
-            let targets: Vec<(SwitchId, usize)> = dests.iter().map(|d| (d.switch, d.rank as usize)).collect();
+            let targets: Vec<(SwitchId, usize)> =
+                dests.iter().map(|d| (d.switch, d.rank as usize)).collect();
             let mut detoured = HashMap::new();
             for a in (0..g).filter(|&a| a != b && plan.links(a, b).is_empty()) {
-                for (i, (d, route)) in dests.iter().zip(plan.detour_routes(a, b, &targets)).enumerate() {
+                for (i, (d, route)) in dests
+                    .iter()
+                    .zip(plan.detour_routes(a, b, &targets))
+                    .enumerate()
+                {
                     routes.insert((a as u32, d.lid), route);
                     detoured.insert((a, i), route);
                 }
@@ -140,10 +154,21 @@ impl DetourRoutes {
             entry_offsets.sort_unstable();
             entry_offsets.dedup();
         }
-        exits.iter_mut().for_each(|row| row.sort_unstable_by_key(|&(lid, _, _)| lid));
+        exits
+            .iter_mut()
+            .for_each(|row| row.sort_unstable_by_key(|&(lid, _, _)| lid));
         let count: usize = exits.iter().map(Vec::len).sum();
-        log::debug!("dla: {} (group, LID) routes through a middle group or entry, {count} exits", routes.len());
-        DetourRoutes { routes, entered, exits, exited, entry_offsets }
+        log::debug!(
+            "dla: {} (group, LID) routes through a middle group or entry, {count} exits",
+            routes.len()
+        );
+        DetourRoutes {
+            routes,
+            entered,
+            exits,
+            exited,
+            entry_offsets,
+        }
     }
 
     /// Whether any path takes an entry through a neighbouring group.
@@ -160,7 +185,9 @@ impl DetourRoutes {
     /// The port and lane of `s`'s own way out towards `lid`, if it has one.
     fn exit(&self, s: SwitchId, lid: Lid) -> Option<(PortNum, Lane)> {
         let row = &self.exits[s.idx()];
-        row.binary_search_by_key(&lid, |&(l, _, _)| l).ok().map(|i| (row[i].1, row[i].2))
+        row.binary_search_by_key(&lid, |&(l, _, _)| l)
+            .ok()
+            .map(|i| (row[i].1, row[i].2))
     }
 
     /// Whether some of `s`'s traffic to group `b` takes an entry (its
@@ -178,14 +205,22 @@ impl DetourRoutes {
 }
 
 /// The out-port of switch `s` towards `d`, and the lane of the path.
-pub fn next_hop(plan: &Plan, detours: &DetourRoutes, s: SwitchId, d: &Destination) -> (PortNum, Lane) {
+pub fn next_hop(
+    plan: &Plan,
+    detours: &DetourRoutes,
+    s: SwitchId,
+    d: &Destination,
+) -> (PortNum, Lane) {
     if s == d.switch {
         return (d.final_port, Lane::Minimal);
     }
     let (gs, gd) = (plan.group_of(s), d.group as usize);
     let lid = d.lid.idx();
     if gs == gd {
-        return (plan.local_port(s, d.switch, Role::Destination, lid), Lane::Minimal);
+        return (
+            plan.local_port(s, d.switch, Role::Destination, lid),
+            Lane::Minimal,
+        );
     }
     if let Some(exit) = detours.exit(s, d.lid) {
         return exit;
@@ -201,14 +236,23 @@ pub fn next_hop(plan: &Plan, detours: &DetourRoutes, s: SwitchId, d: &Destinatio
     if route.owner == s {
         (route.port, route.lane)
     } else if plan.reaches_for_source(s, route.owner) || route.lane == Lane::Reserve {
-        (plan.local_port(s, route.owner, Role::Source, lid), route.lane)
+        (
+            plan.local_port(s, route.owner, Role::Source, lid),
+            route.lane,
+        )
     } else {
         match plan.fallback(s, gd, &route) {
-            Some(Fallback::OwnColour) => (plan.local_port(s, route.owner, Role::Destination, lid), Lane::Middle(plan.colour[gs])),
+            Some(Fallback::OwnColour) => (
+                plan.local_port(s, route.owner, Role::Destination, lid),
+                Lane::Middle(plan.colour[gs]),
+            ),
             Some(Fallback::Escape(port, colour)) => (port, Lane::Middle(colour)),
             // A stranded switch (`Plan`): the destination route to the
             // owner, on the reserve layers.
-            None => (plan.local_port(s, route.owner, Role::Destination, lid), Lane::Reserve),
+            None => (
+                plan.local_port(s, route.owner, Role::Destination, lid),
+                Lane::Reserve,
+            ),
         }
     }
 }
@@ -231,14 +275,24 @@ pub fn forwarding_tables(
     const PER_LID: PortNum = NO_PATH;
     let g = plan.groups.members.len();
     let mut lfts = Routing::empty_lfts(fabric);
-    let mut sls = (plan.per_path_sls() || detours.has_entries()).then(|| SwitchSls::filled(fabric, base));
+    let mut sls =
+        (plan.per_path_sls() || detours.has_entries()).then(|| SwitchSls::filled(fabric, base));
     let mut reserve: Vec<Vec<Lid>> = vec![Vec::new(); fabric.switch_count()];
     // Per switch: its table, its row of SLs, the LIDs it sends on the
     // reserve layers.
     type Row<'r> = (&'r mut Lft, Option<&'r mut [u8]>, &'r mut Vec<Lid>);
     let mut rows: Vec<Row> = match sls.as_mut() {
-        Some(sls) => lfts.iter_mut().zip(sls.rows_mut().map(Some)).zip(&mut reserve).map(|((l, s), r)| (l, s, r)).collect(),
-        None => lfts.iter_mut().zip(&mut reserve).map(|(l, r)| (l, None, r)).collect(),
+        Some(sls) => lfts
+            .iter_mut()
+            .zip(sls.rows_mut().map(Some))
+            .zip(&mut reserve)
+            .map(|((l, s), r)| (l, s, r))
+            .collect(),
+        None => lfts
+            .iter_mut()
+            .zip(&mut reserve)
+            .map(|(l, r)| (l, None, r))
+            .collect(),
     };
     crate::parallel::for_each_row(&mut rows, |s, (lft, sl_row, reserve)| {
         let s = SwitchId::new(s);
@@ -253,31 +307,54 @@ pub fn forwarding_tables(
         // Groups some of whose LIDs this switch sends another way.
         let entered: Vec<bool> = (0..g).map(|gd| detours.entered(s, gs, gd)).collect();
         let members = &plan.groups.members[gs];
-        let toward_member: Vec<PortNum> =
-            members.iter().map(|&m| if m == s { PER_LID } else { plan.single_port(s, m).unwrap_or(PER_LID) }).collect();
+        let toward_member: Vec<PortNum> = members
+            .iter()
+            .map(|&m| {
+                if m == s {
+                    PER_LID
+                } else {
+                    plan.single_port(s, m).unwrap_or(PER_LID)
+                }
+            })
+            .collect();
         for d in destinations {
             let known = if d.switch == s {
                 PER_LID
             } else if d.group as usize == gs {
-                members.binary_search(&d.switch).map_or(PER_LID, |i| toward_member[i])
+                members
+                    .binary_search(&d.switch)
+                    .map_or(PER_LID, |i| toward_member[i])
             } else if entered[d.group as usize] && detours.special(s, gs, d.lid) {
                 PER_LID
             } else {
                 toward_group[d.group as usize]
             };
-            let (port, lane) = if known == PER_LID { next_hop(plan, detours, s, d) } else { (known, Lane::Minimal) };
+            let (port, lane) = if known == PER_LID {
+                next_hop(plan, detours, s, d)
+            } else {
+                (known, Lane::Minimal)
+            };
             lft.set(d.lid, port);
             match (lane, sl_row.as_deref_mut()) {
                 (Lane::Middle(colour), Some(row)) => row[d.lid.idx()] = base + 1 + colour,
                 (Lane::Entry, Some(row)) => row[d.lid.idx()] = base + ENTRY_OFFSET,
-                (Lane::EntryVia(colour), Some(row)) => row[d.lid.idx()] = base + ENTRY_OFFSET + 1 + colour,
+                (Lane::EntryVia(colour), Some(row)) => {
+                    row[d.lid.idx()] = base + ENTRY_OFFSET + 1 + colour
+                }
                 (Lane::Reserve, _) => reserve.push(d.lid),
                 _ => {}
             }
         }
     });
-    let reserve = reserve.into_iter().enumerate().flat_map(|(s, lids)| lids.into_iter().map(move |l| (SwitchId::new(s), l)));
-    Tables { reserve: reserve.collect(), lfts, sls }
+    let reserve = reserve
+        .into_iter()
+        .enumerate()
+        .flat_map(|(s, lids)| lids.into_iter().map(move |l| (SwitchId::new(s), l)));
+    Tables {
+        reserve: reserve.collect(),
+        lfts,
+        sls,
+    }
 }
 
 /// What `forwarding_tables` fills.

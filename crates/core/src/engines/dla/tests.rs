@@ -7,7 +7,10 @@ use crate::routing::walk::trace;
 /// A fully connected Dragonfly from the generator, LIDs assigned,
 /// port numbers shuffled when `shuffle` is set.
 fn dragonfly(a: usize, h: usize, p: usize, groups: usize, shuffle: Option<u64>) -> Fabric {
-    let params = Params { groups, ..Params::new(a, h, p) };
+    let params = Params {
+        groups,
+        ..Params::new(a, h, p)
+    };
     let mut b = gen::dragonfly::dragonfly(&params).unwrap();
     if let Some(seed) = shuffle {
         b = gen::shuffle_ports(&b, seed);
@@ -35,8 +38,10 @@ fn damaged_without_hosts(
     let (b, _) = degrade::drop_switches(&b, switches, seed).unwrap();
     let (mut b, _) = degrade::drop_hosts(&b, hosts, seed).unwrap();
     for (fraction, want_global) in [(global, true), (local, false)] {
-        degrade::drop_links_where(&mut b, fraction, seed, |x, y| gen::dragonfly::is_global(x, y) == Some(want_global))
-            .unwrap();
+        degrade::drop_links_where(&mut b, fraction, seed, |x, y| {
+            gen::dragonfly::is_global(x, y) == Some(want_global)
+        })
+        .unwrap();
     }
     let mut b = gen::shuffle_ports(&b, seed);
     b.assign_lids_sequential(0).unwrap();
@@ -66,15 +71,23 @@ fn paths(f: &Fabric, r: &Routing) -> Paths {
     let mut out = Paths::default();
     let cabled = |x: SwitchId, y: SwitchId| x == y || g.slot(x, y).is_some();
     for src in f.cas() {
-        let Some(first) = f.port(PortRef::new(src, 1)).and_then(|p| p.remote).and_then(|r| f.switch_id(r.node)) else {
+        let Some(first) = f
+            .port(PortRef::new(src, 1))
+            .and_then(|p| p.remote)
+            .and_then(|r| f.switch_id(r.node))
+        else {
             continue;
         };
         for (dlid, owner) in f.ca_lids().filter(|(_, o)| o.node != src) {
-            let hops = trace(f, &r.lfts, PortRef::new(src, 1), dlid).unwrap_or_else(|e| panic!("{src} -> {dlid}: {e}"));
+            let hops = trace(f, &r.lfts, PortRef::new(src, 1), dlid)
+                .unwrap_or_else(|e| panic!("{src} -> {dlid}: {e}"));
             let last = hops.last().unwrap().switch;
             assert_eq!(Some(last), f.lid_switch(dlid), "{owner:?}");
             let switches: Vec<SwitchId> = hops.iter().map(|h| h.switch).collect();
-            let globals = switches.windows(2).filter(|w| true_group(f, w[0]) != true_group(f, w[1])).count();
+            let globals = switches
+                .windows(2)
+                .filter(|w| true_group(f, w[0]) != true_group(f, w[1]))
+                .count();
             out.most_global_hops = out.most_global_hops.max(globals);
             let excess = switches.len() - 1 - g.dist(first, last) as usize;
             out.max_excess = out.max_excess.max(excess);
@@ -85,9 +98,13 @@ fn paths(f: &Fabric, r: &Routing) -> Paths {
                 let figure_4 = g.ids().any(|o| {
                     true_group(f, o) == ga
                         && cabled(first, o)
-                        && g.cables(o).iter().any(|c| true_group(f, c.to) == gb && cabled(c.to, last))
+                        && g.cables(o)
+                            .iter()
+                            .any(|c| true_group(f, c.to) == gb && cabled(c.to, last))
                 });
-                let direct = g.ids().any(|o| true_group(f, o) == ga && g.cables(o).iter().any(|c| true_group(f, c.to) == gb));
+                let direct = g.ids().any(|o| {
+                    true_group(f, o) == ga && g.cables(o).iter().any(|c| true_group(f, c.to) == gb)
+                });
                 if direct && figure_4 && (globals != 1 || switches.len() > 4) {
                     out.not_minimal += 1;
                 }
@@ -100,7 +117,10 @@ fn paths(f: &Fabric, r: &Routing) -> Paths {
 
 #[test]
 fn defaults_are_what_the_options_say() {
-    assert_eq!(DlaOptions::read(&Section::empty(NAME)).unwrap(), DlaOptions::default());
+    assert_eq!(
+        DlaOptions::read(&Section::empty(NAME)).unwrap(),
+        DlaOptions::default()
+    );
 }
 
 #[test]
@@ -127,7 +147,14 @@ fn groups_do_not_depend_on_port_numbering() {
 #[test]
 fn sl2vl_follows_figure_8() {
     let f = dragonfly(4, 2, 2, 9, Some(3));
-    let r = route(&f, &DlaOptions { sl: 5, ..DlaOptions::default() }).unwrap();
+    let r = route(
+        &f,
+        &DlaOptions {
+            sl: 5,
+            ..DlaOptions::default()
+        },
+    )
+    .unwrap();
     let groups = discover_groups(f.graph()).unwrap();
     let sl2vl = r.sl2vl.as_ref().unwrap();
     let kind = |s: SwitchId, port: u8| -> &'static str {
@@ -145,7 +172,11 @@ fn sl2vl_follows_figure_8() {
         let ports = f.switch_node(s).port_slots() as u8;
         for i in 0..ports {
             for o in 1..ports {
-                let want = if kind(s, i) == "global" && kind(s, o) == "local" { 1 } else { 0 };
+                let want = if kind(s, i) == "global" && kind(s, o) == "local" {
+                    1
+                } else {
+                    0
+                };
                 shifted += want;
                 let table = sl2vl.switch_table(s, PortNum::new(i), PortNum::new(o));
                 assert_eq!(table, &[want; 16], "{s} in {i} out {o}");
@@ -156,7 +187,11 @@ fn sl2vl_follows_figure_8() {
     assert_eq!(shifted, 36 * 2 * 3);
     assert_eq!(r.path_sl.sl(Lid::from_raw(1), Lid::from_raw(2)), 5);
     assert_eq!(sl2vl.ca_table(&[9; 16])[5], 0);
-    assert_eq!(sl2vl.ca_table(&[9; 16])[4], 9, "other SLs keep OpenSM's mapping on CA ports");
+    assert_eq!(
+        sl2vl.ca_table(&[9; 16])[4],
+        9,
+        "other SLs keep OpenSM's mapping on CA ports"
+    );
     assert_eq!(r.vls_needed(), 2);
 }
 
@@ -176,25 +211,44 @@ fn destinations_spread_evenly_over_parallel_global_links() {
         for &s in &groups.members[0] {
             let out = r.lfts[s].get(dlid);
             if f.graph().switch_behind(s, out).map(group) == Some(1) {
-                per_link.entry((s, out)).or_insert_with(Vec::new).push((dlid, owner));
+                per_link
+                    .entry((s, out))
+                    .or_insert_with(Vec::new)
+                    .push((dlid, owner));
             }
         }
     }
     let counts: Vec<usize> = per_link.values().map(Vec::len).collect();
-    assert_eq!(counts.len(), 2, "two global links from group 0 to group 1: {per_link:?}");
-    assert!(counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1, "{counts:?}");
+    assert_eq!(
+        counts.len(),
+        2,
+        "two global links from group 0 to group 1: {per_link:?}"
+    );
+    assert!(
+        counts.iter().max().unwrap() - counts.iter().min().unwrap() <= 1,
+        "{counts:?}"
+    );
 }
 
 #[test]
 fn table_shortcuts_give_the_ports_next_hop_gives() {
-    for f in [dragonfly(4, 2, 2, 9, Some(3)), dragonfly(4, 2, 1, 5, Some(4)), damaged(6, 3, 1, (0.05, 0.1, 0.05), 3)] {
+    for f in [
+        dragonfly(4, 2, 2, 9, Some(3)),
+        dragonfly(4, 2, 1, 5, Some(4)),
+        damaged(6, 3, 1, (0.05, 0.1, 0.05), 3),
+    ] {
         let plan = Plan::new(f.graph(), find_groups(f.graph()).unwrap()).unwrap();
         let dests = tables::destinations(&f, &plan);
         let detours = tables::DetourRoutes::new(&plan, &dests);
         let filled = tables::forwarding_tables(&f, &plan, &dests, &detours, 0);
         for (s, lft) in f.switch_ids().zip(&filled.lfts) {
             for d in &dests {
-                assert_eq!(lft.get(d.lid), tables::next_hop(&plan, &detours, s, d).0, "{s}, LID {}", d.lid);
+                assert_eq!(
+                    lft.get(d.lid),
+                    tables::next_hop(&plan, &detours, s, d).0,
+                    "{s}, LID {}",
+                    d.lid
+                );
             }
         }
     }
@@ -215,11 +269,18 @@ fn missing_hosts_change_nothing_but_the_destinations() {
     for seed in 1..=3 {
         let f = damaged_without_hosts(6, 3, 3, (0.05, 0.10, 0.05), 0.34, seed);
         let hostless = f.graph().ids().filter(|&s| f.graph().hosts(s) == 0).count();
-        assert!(hostless > 0, "seed {seed}: the test needs switches without hosts");
+        assert!(
+            hostless > 0,
+            "seed {seed}: the test needs switches without hosts"
+        );
         let r = route(&f, &DlaOptions::default()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let report = analyze(&f, &r);
         assert!(report.delivered(), "seed {seed}: {:?}", report.failures);
-        assert!(report.credit_loop.is_none(), "seed {seed}: credit loop {:?}", report.credit_loop);
+        assert!(
+            report.credit_loop.is_none(),
+            "seed {seed}: credit loop {:?}",
+            report.credit_loop
+        );
         assert!(r.vls_needed() <= 3, "seed {seed}: {} VLs", r.vls_needed());
         assert_eq!(paths(&f, &r).not_minimal, 0, "seed {seed}");
     }
@@ -231,22 +292,41 @@ fn damaged_dragonflies_are_routed_without_credit_loops() {
     for (a, h, p, seeds) in [(4, 2, 2, 1..=6), (6, 3, 3, 1..=4), (8, 4, 4, 1..=2)] {
         for seed in seeds {
             let f = damaged(a, h, p, (0.05, 0.10, 0.05), seed);
-            let r = route(&f, &DlaOptions::default()).unwrap_or_else(|e| panic!("a={a} seed {seed}: {e}"));
+            let r = route(&f, &DlaOptions::default())
+                .unwrap_or_else(|e| panic!("a={a} seed {seed}: {e}"));
             let report = analyze(&f, &r);
-            assert!(report.delivered(), "a={a} seed {seed}: {:?}", report.failures);
-            assert!(report.credit_loop.is_none(), "a={a} seed {seed}: credit loop {:?}", report.credit_loop);
-            assert!(r.vls_needed() <= 3, "a={a} seed {seed}: {} VLs", r.vls_needed());
+            assert!(
+                report.delivered(),
+                "a={a} seed {seed}: {:?}",
+                report.failures
+            );
+            assert!(
+                report.credit_loop.is_none(),
+                "a={a} seed {seed}: credit loop {:?}",
+                report.credit_loop
+            );
+            assert!(
+                r.vls_needed() <= 3,
+                "a={a} seed {seed}: {} VLs",
+                r.vls_needed()
+            );
             let p = paths(&f, &r);
             assert_eq!(p.not_minimal, 0, "a={a} seed {seed}: {p:?}");
             assert!(p.max_excess <= 2, "a={a} seed {seed}: {p:?}");
             detoured += usize::from(p.most_global_hops == 2);
             if seed == 1 {
                 let flat = Routing { sl2vl: None, ..r };
-                assert!(analyze(&f, &flat).credit_loop.is_some(), "a={a}: the check must be able to fail");
+                assert!(
+                    analyze(&f, &flat).credit_loop.is_some(),
+                    "a={a}: the check must be able to fail"
+                );
             }
         }
     }
-    assert_eq!(detoured, 12, "every fabric lost some pair of groups' cables");
+    assert_eq!(
+        detoured, 12,
+        "every fabric lost some pair of groups' cables"
+    );
 }
 
 /// Local damage alone: every pair of groups keeps its cables, so paths
@@ -261,9 +341,15 @@ fn local_damage_alone_takes_two_global_hops_only_on_entries() {
         let f = damaged(6, 3, 2, (0.0, 0.0, 0.08), seed);
         let r = route(&f, &DlaOptions::default()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let report = analyze(&f, &r);
-        assert!(report.delivered() && report.credit_loop.is_none(), "seed {seed}");
+        assert!(
+            report.delivered() && report.credit_loop.is_none(),
+            "seed {seed}"
+        );
         let p = paths(&f, &r);
-        assert!(p.most_global_hops <= 2 && p.not_minimal == 0, "seed {seed}: {p:?}");
+        assert!(
+            p.most_global_hops <= 2 && p.not_minimal == 0,
+            "seed {seed}: {p:?}"
+        );
         assert!(r.vls_needed() <= 3, "seed {seed}");
         if r.path_sl == crate::routing::PathSl::Uniform(0) {
             assert_eq!(r.vls_needed(), 2, "seed {seed}");
@@ -274,10 +360,16 @@ fn local_damage_alone_takes_two_global_hops_only_on_entries() {
             let (slid, _) = f.lids().find(|(_, o)| o.node == src).unwrap();
             for (dlid, owner) in f.ca_lids().filter(|(_, o)| o.node != src) {
                 let hops = trace(&f, &r.lfts, PortRef::new(src, 1), dlid).unwrap();
-                let globals = hops.windows(2).filter(|w| true_group(&f, w[0].switch) != true_group(&f, w[1].switch)).count();
+                let globals = hops
+                    .windows(2)
+                    .filter(|w| true_group(&f, w[0].switch) != true_group(&f, w[1].switch))
+                    .count();
                 let sl = r.path_sl.sl(slid, dlid);
                 if globals == 2 {
-                    assert!(entry_sls.contains(&sl), "seed {seed}: {src} -> {owner:?} has two global hops on SL {sl}");
+                    assert!(
+                        entry_sls.contains(&sl),
+                        "seed {seed}: {src} -> {owner:?} has two global hops on SL {sl}"
+                    );
                     entries += 1;
                 }
             }
@@ -294,7 +386,10 @@ fn local_damage_alone_takes_two_global_hops_only_on_entries() {
 #[test]
 fn dragonflies_at_the_mappings_tolerance_are_routed() {
     let consecutive = Params::new(16, 8, 1);
-    let palmtree = Params { arrangement: gen::dragonfly::Arrangement::Palmtree, ..consecutive };
+    let palmtree = Params {
+        arrangement: gen::dragonfly::Arrangement::Palmtree,
+        ..consecutive
+    };
     for (seed, params) in [(1, consecutive), (2, palmtree)] {
         let b = gen::dragonfly::dragonfly(&params).unwrap();
         let (mut b, _) = degrade::drop_switches(&b, 0.40, seed).unwrap();
@@ -304,8 +399,15 @@ fn dragonflies_at_the_mappings_tolerance_are_routed() {
         let f = b.build().unwrap();
         let r = route(&f, &DlaOptions::default()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         let report = analyze(&f, &r);
-        assert!(report.delivered() && report.credit_loop.is_none(), "seed {seed}: {:?}", report.failures);
-        assert!(r.vls_needed() > 3, "seed {seed}: the reserve layers were needed");
+        assert!(
+            report.delivered() && report.credit_loop.is_none(),
+            "seed {seed}: {:?}",
+            report.failures
+        );
+        assert!(
+            r.vls_needed() > 3,
+            "seed {seed}: the reserve layers were needed"
+        );
         assert!(r.vls_needed() <= 8, "seed {seed}: {} VLs", r.vls_needed());
     }
 }
@@ -371,19 +473,30 @@ fn one_failed_global_cable_moves_only_what_crossed_it() {
 fn declines_what_is_not_a_dragonfly_and_names_switches() {
     // A ring: no switch closes a triangle with its neighbours.
     let mut b = FabricBuilder::new();
-    let s: Vec<_> = (0..6).map(|i| b.add_node(NodeKind::Switch, 0x10 + i, format!("ring{i}"), 3)).collect();
+    let s: Vec<_> = (0..6)
+        .map(|i| b.add_node(NodeKind::Switch, 0x10 + i, format!("ring{i}"), 3))
+        .collect();
     for i in 0..6 {
-        b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 6], 2)).unwrap();
+        b.connect(PortRef::new(s[i], 1), PortRef::new(s[(i + 1) % 6], 2))
+            .unwrap();
         let h = b.add_node(NodeKind::Ca, 0x100 + i as u64 * 2, "", 1);
-        b.connect(PortRef::new(h, 1), PortRef::new(s[i], 3)).unwrap();
+        b.connect(PortRef::new(h, 1), PortRef::new(s[i], 3))
+            .unwrap();
     }
     b.assign_lids_sequential(0).unwrap();
-    let err = route(&b.build().unwrap(), &DlaOptions::default()).unwrap_err().to_string();
-    assert!(err.starts_with("dla declines: not a Dragonfly:") && err.contains("(ring"), "{err}");
+    let err = route(&b.build().unwrap(), &DlaOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("dla declines: not a Dragonfly:") && err.contains("(ring"),
+        "{err}"
+    );
     // A fat tree: no triangles either.
     let mut tree = gen::fattree::fattree(4, 3).unwrap();
     tree.assign_lids_sequential(0).unwrap();
-    let err = route(&tree.build().unwrap(), &DlaOptions::default()).unwrap_err().to_string();
+    let err = route(&tree.build().unwrap(), &DlaOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not a Dragonfly"), "{err}");
 }
 
@@ -407,14 +520,19 @@ fn declines_a_fabric_in_pieces() {
         }
     }
     b.assign_lids_sequential(0).unwrap();
-    let err = route(&b.build().unwrap(), &DlaOptions::default()).unwrap_err().to_string();
+    let err = route(&b.build().unwrap(), &DlaOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("the fabric is in pieces"), "{err}");
 }
 
 #[test]
 fn neighbourhood_discovery_alone_declines_damage_and_points_to_auto() {
     let f = damaged(5, 2, 1, (0.0, 0.0, 0.1), 1);
-    let options = DlaOptions { groups: GroupDiscovery::Neighbourhood, ..DlaOptions::default() };
+    let options = DlaOptions {
+        groups: GroupDiscovery::Neighbourhood,
+        ..DlaOptions::default()
+    };
     let err = route(&f, &options).unwrap_err().to_string();
     assert!(err.contains("dla.groups auto"), "{err}");
     assert!(route(&f, &DlaOptions::default()).is_ok());

@@ -42,7 +42,9 @@ impl Line {
             ring_step(from, to, self.slots.len(), lid).0
         } else {
             match &self.towards[to][from] {
-                Next::Via(all) if detours || self.ring || all.contains(&to) => all[lid.idx() % all.len()],
+                Next::Via(all) if detours || self.ring || all.contains(&to) => {
+                    all[lid.idx() % all.len()]
+                }
                 Next::Via(_) | Next::Here | Next::Unreachable => return None,
             }
         };
@@ -78,7 +80,11 @@ impl Lines {
                 slots[line][map.coords[s][i]] = Some(s);
                 line_of[s][i] = lines.len() + line;
             }
-            lines.extend(slots.into_iter().map(|slots| Line::build(graph, slots, map.ring[i])));
+            lines.extend(
+                slots
+                    .into_iter()
+                    .map(|slots| Line::build(graph, slots, map.ring[i])),
+            );
         }
         Lines { line_of, lines }
     }
@@ -103,11 +109,18 @@ impl Line {
         };
         let full = slots.iter().all(Option::is_some);
         let intact_ring = ring && full && (0..k).all(|a| cabled(a, (a + 1) % k));
-        let complete = full && if ring { intact_ring } else { (0..k).all(|a| (a + 1..k).all(|b| cabled(a, b))) };
+        let complete = full
+            && if ring {
+                intact_ring
+            } else {
+                (0..k).all(|a| (a + 1..k).all(|b| cabled(a, b)))
+            };
         let towards = if intact_ring {
             Vec::new()
         } else {
-            let adj: Vec<Vec<usize>> = (0..k).map(|a| (0..k).filter(|&b| b != a && cabled(a, b)).collect()).collect();
+            let adj: Vec<Vec<usize>> = (0..k)
+                .map(|a| (0..k).filter(|&b| b != a && cabled(a, b)).collect())
+                .collect();
             let present: Vec<bool> = slots.iter().map(Option::is_some).collect();
             let updown = UpDown::new(&adj, &present);
             (0..k)
@@ -117,7 +130,13 @@ impl Line {
                 })
                 .collect()
         };
-        Line { slots, ring, intact_ring, complete, towards }
+        Line {
+            slots,
+            ring,
+            intact_ring,
+            complete,
+            towards,
+        }
     }
 }
 

@@ -63,9 +63,9 @@ use crate::error::Error;
 use crate::fabric::{Fabric, Lid, NodeId, Peer, PortNum, SwitchId};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
 use crate::topology::grid::map_grid;
-use lines::Lines;
 #[cfg(test)]
 use lines::ring_step;
+use lines::Lines;
 use updown::{Next, UpDown};
 
 use crate::config::{ConfigError, OptionSpec, Section};
@@ -92,7 +92,9 @@ pub struct HxdorOptions {
 impl HxdorOptions {
     pub fn read(s: &Section) -> Result<Self, ConfigError> {
         s.check_known(INFO.options)?;
-        Ok(HxdorOptions { orders: s.number(&ORDERS, 0, 15)? })
+        Ok(HxdorOptions {
+            orders: s.number(&ORDERS, 0, 15)?,
+        })
     }
 }
 
@@ -110,24 +112,33 @@ pub const INFO: EngineInfo = EngineInfo {
 
 /// The dimension orders used: rotations of 0..dims, `count` of them.
 fn orders(dims: usize, count: usize) -> Vec<Vec<usize>> {
-    (0..count).map(|r| (0..dims).map(|i| (r + i) % dims).collect()).collect()
+    (0..count)
+        .map(|r| (0..dims).map(|i| (r + i) % dims).collect())
+        .collect()
 }
 
 pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> {
     let graph = fabric.graph();
     if graph.switch_count() == 0 {
-        return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
+        return Err(Error::declined(
+            NAME,
+            "the fabric has no switches; nothing to route",
+        ));
     }
     if let Some(lost) = graph.unreached_from(SwitchId::new(0)) {
         return Err(Error::declined(
             NAME,
-            format!("{} cannot be reached from {}: the fabric is in pieces", fabric.describe_switch(lost), fabric.describe_switch(SwitchId::new(0))),
+            format!(
+                "{} cannot be reached from {}: the fabric is in pieces",
+                fabric.describe_switch(lost),
+                fabric.describe_switch(SwitchId::new(0))
+            ),
         ));
     }
     // Mapped on switch ids (GUID order), so that dimensions and coordinates
     // are numbered alike whatever order the SM or a net file lists nodes in.
-    let mapped =
-        map_grid(graph).map_err(|e| Error::declined(NAME, format!("not a FlatFly, hypercube or torus: {e}")))?;
+    let mapped = map_grid(graph)
+        .map_err(|e| Error::declined(NAME, format!("not a FlatFly, hypercube or torus: {e}")))?;
     let dims = mapped.extent.len();
     let lines = Lines::new(graph, &mapped);
     let rings: Vec<usize> = (0..dims).filter(|&i| mapped.ring[i]).collect();
@@ -144,10 +155,24 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     let vls_per_order = if rings.is_empty() { 1 } else { 2 };
     let vls = vls_allowed(NAME, fabric, 0) as usize;
     if vls < vls_per_order {
-        return Err(Error::declined(NAME, format!("rings need 2 VLs for their datelines; {}", why_too_few_vls(NAME, fabric, 0))));
+        return Err(Error::declined(
+            NAME,
+            format!(
+                "rings need 2 VLs for their datelines; {}",
+                why_too_few_vls(NAME, fabric, 0)
+            ),
+        ));
     }
-    let wanted = if options.orders == 0 { dims } else { options.orders as usize };
-    let mut count = wanted.min(dims).min(vls / vls_per_order).min(NUM_SLS / sls_per_order).max(1);
+    let wanted = if options.orders == 0 {
+        dims
+    } else {
+        options.orders as usize
+    };
+    let mut count = wanted
+        .min(dims)
+        .min(vls / vls_per_order)
+        .min(NUM_SLS / sls_per_order)
+        .max(1);
     if count < wanted.min(dims) {
         log::warn!(
             "{NAME}: {count} dimension orders, not {}: only {vls} VLs are usable and each order takes {vls_per_order}",
@@ -160,10 +185,19 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     // dimensions (the path stays minimal); only where the detour VL does
     // not fit is it detoured inside the dimension, through a third position.
     let mut in_line_detours = false;
-    let shape = Shape { sls_per_order, vls_per_order };
+    let shape = Shape {
+        sls_per_order,
+        vls_per_order,
+    };
     let routed = loop {
-        let grid =
-            Grid { fabric, coords: &mapped.coords, extent: &mapped.extent, rings: &rings, lines: &lines, in_line_detours };
+        let grid = Grid {
+            fabric,
+            coords: &mapped.coords,
+            extent: &mapped.extent,
+            rings: &rings,
+            lines: &lines,
+            in_line_detours,
+        };
         match grid.route(&orders(dims, count), shape) {
             // The detour VL takes an order's place where there are several,
             // so a damaged grid needs no more VLs than the complete one.
@@ -174,7 +208,9 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
             }
             Ok(r) => break r,
             Err(why) if count == 1 => return Err(Error::declined(NAME, why)),
-            Err(why) => log::info!("{NAME}: with {count} dimension orders: {why}; trying one fewer"),
+            Err(why) => {
+                log::info!("{NAME}: with {count} dimension orders: {why}; trying one fewer")
+            }
         }
         count -= 1;
     };
@@ -198,9 +234,19 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
         routed.detours,
         routed.plan.sls_used(),
     );
-    let Routed { lfts, sls, plan, detours } = routed;
+    let Routed {
+        lfts,
+        sls,
+        plan,
+        detours,
+    } = routed;
     if count == 1 && rings.is_empty() && detours == 0 {
-        return Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: None, path_sl: PathSl::Uniform(0) });
+        return Ok(Routing {
+            engine: NAME.to_string(),
+            lfts,
+            sl2vl: None,
+            path_sl: PathSl::Uniform(0),
+        });
     }
     // SL = order · 2^rings + dateline bits; an order's first VL is
     // order · vls_per_order. Spare SLs get what the detours' plan says.
@@ -212,8 +258,15 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     for s in graph.ids() {
         let ports = graph.peers(s);
         for (out, peer) in ports.iter().enumerate() {
-            let Some(Peer::Switch { switch: t, .. }) = *peer else { continue };
-            let Some(j) = rings.iter().position(|&i| mapped.coords[s][i] != mapped.coords[t][i]) else { continue };
+            let Some(Peer::Switch { switch: t, .. }) = *peer else {
+                continue;
+            };
+            let Some(j) = rings
+                .iter()
+                .position(|&i| mapped.coords[s][i] != mapped.coords[t][i])
+            else {
+                continue;
+            };
             let table: SlVlTable = std::array::from_fn(|sl| match sl / sls_per_order < count {
                 true => first_vl[sl] + u8::from(sl & 1 << j != 0),
                 false => first_vl[sl],
@@ -227,7 +280,12 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     for sl in 0..NUM_SLS as u8 {
         sl2vl.set_ca(sl, first_vl[sl as usize]);
     }
-    Ok(Routing { engine: NAME.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(sls) })
+    Ok(Routing {
+        engine: NAME.to_string(),
+        lfts,
+        sl2vl: Some(sl2vl),
+        path_sl: PathSl::PerSourceSwitch(sls),
+    })
 }
 
 /// How SLs and VLs are laid out per order: `sls_per_order` SLs
@@ -288,8 +346,16 @@ impl Grid<'_> {
     /// Where `s` goes towards `t` in dimension order `order` (`None`: the
     /// line of the first dimension to correct cannot get there).
     fn dor_next(&self, s: SwitchId, t: SwitchId, order: &[usize], lid: Lid) -> Option<SwitchId> {
-        let i = order.iter().copied().find(|&i| self.coords[s][i] != self.coords[t][i])?;
-        self.lines.of(s, i).next(self.coords[s][i], self.coords[t][i], lid, self.in_line_detours)
+        let i = order
+            .iter()
+            .copied()
+            .find(|&i| self.coords[s][i] != self.coords[t][i])?;
+        self.lines.of(s, i).next(
+            self.coords[s][i],
+            self.coords[t][i],
+            lid,
+            self.in_line_detours,
+        )
     }
 
     /// Dimension order where every switch on the way is there and cabled;
@@ -299,7 +365,14 @@ impl Grid<'_> {
     /// Which switches' own dimension-order path is whole does not depend
     /// on which of equally near in-line detours a LID takes (they end at
     /// the same switch), nor do datelines (a broken ring has one way).
-    fn tree(&self, t: SwitchId, order: &[usize], lid: Lid, detour: &UpDown, adj: &[Vec<usize>]) -> Tree {
+    fn tree(
+        &self,
+        t: SwitchId,
+        order: &[usize],
+        lid: Lid,
+        detour: &UpDown,
+        adj: &[Vec<usize>],
+    ) -> Tree {
         let n = self.coords.len();
         let mut next: Vec<Option<SwitchId>> = vec![None; n];
         let mut detours: Vec<Vec<SwitchId>> = vec![Vec::new(); n];
@@ -350,12 +423,23 @@ impl Grid<'_> {
                 }
             }
         }
-        Tree { dor, bits, detour: detours }
+        Tree {
+            dor,
+            bits,
+            detour: detours,
+        }
     }
 
     /// Next switch from `s` for `lid` in the tree's routing (equally near
     /// choices spread over LIDs).
-    fn next(&self, tree: &Tree, s: SwitchId, t: SwitchId, order: &[usize], lid: Lid) -> Option<SwitchId> {
+    fn next(
+        &self,
+        tree: &Tree,
+        s: SwitchId,
+        t: SwitchId,
+        order: &[usize],
+        lid: Lid,
+    ) -> Option<SwitchId> {
         if s == t {
             None
         } else if tree.dor[s] {
@@ -377,12 +461,16 @@ impl Grid<'_> {
         let fabric = self.fabric;
         let graph = fabric.graph();
         let count = orders.len();
-        let adj: Vec<Vec<usize>> = graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
+        let adj: Vec<Vec<usize>> = graph
+            .ids()
+            .map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect())
+            .collect();
         let detour = UpDown::new(&adj, &vec![true; adj.len()]);
         let detour_vl = (count * shape.vls_per_order) as u8;
         let mut lfts = Routing::empty_lfts(fabric);
         let mut sls = SwitchSls::new(fabric);
-        let mut plan = HopVlPlan::new(((count * shape.sls_per_order) as u8..NUM_SLS as u8).collect());
+        let mut plan =
+            HopVlPlan::new(((count * shape.sls_per_order) as u8..NUM_SLS as u8).collect());
         let mut detours = 0;
         // Hosts per switch in port order: d, the destination host index.
         let mut host_index: HashMap<NodeId, usize> = HashMap::new();
@@ -398,25 +486,44 @@ impl Grid<'_> {
         // Destinations by switch, so that only one switch's trees are kept.
         let mut by_switch: Vec<Vec<(Lid, usize, PortNum)>> = vec![Vec::new(); graph.switch_count()];
         for (owner, port) in fabric.end_ports() {
-            let Some(t) = fabric.lid_switch(port.lid) else { continue };
+            let Some(t) = fabric.lid_switch(port.lid) else {
+                continue;
+            };
             let is_switch = fabric.node(owner.node).is_switch();
-            let order = if is_switch { 0 } else { host_index.get(&owner.node).copied().unwrap_or(0) % count };
-            by_switch[t].extend(port.lids().map(|lid| (lid, order, fabric.delivery_port(owner))));
+            let order = if is_switch {
+                0
+            } else {
+                host_index.get(&owner.node).copied().unwrap_or(0) % count
+            };
+            by_switch[t].extend(
+                port.lids()
+                    .map(|lid| (lid, order, fabric.delivery_port(owner))),
+            );
         }
         for (t, lids) in graph.ids().zip(&by_switch) {
             // Trees depend on the LID only through half-way ties on rings.
             let mut trees: HashMap<(usize, bool), Tree> = HashMap::new();
             for &(lid, order, last_port) in lids {
                 let parity = !self.rings.is_empty() && lid.raw() % 2 == 0;
-                let tree = trees.entry((order, parity)).or_insert_with(|| self.tree(t, &orders[order], lid, &detour, &adj));
+                let tree = trees
+                    .entry((order, parity))
+                    .or_insert_with(|| self.tree(t, &orders[order], lid, &detour, &adj));
                 let base = order * shape.sls_per_order;
-                let next: Vec<Option<SwitchId>> =
-                    graph.ids().map(|s| self.next(tree, s, t, &orders[order], lid)).collect();
+                let next: Vec<Option<SwitchId>> = graph
+                    .ids()
+                    .map(|s| self.next(tree, s, t, &orders[order], lid))
+                    .collect();
                 for s in graph.ids() {
                     let out = match (s == t, next[s]) {
                         (true, _) => last_port,
                         (false, Some(y)) => self.port(s, y, lid),
-                        (false, None) => return Err(format!("{} has no route to {}", fabric.describe_switch(s), fabric.describe_switch(t))),
+                        (false, None) => {
+                            return Err(format!(
+                                "{} has no route to {}",
+                                fabric.describe_switch(s),
+                                fabric.describe_switch(t)
+                            ))
+                        }
                     };
                     lfts[s].set(lid, out);
                     if tree.dor[s] {
@@ -429,7 +536,13 @@ impl Grid<'_> {
                     let (mut x, mut in_port) = (s, None);
                     let mut suffix_bits = None;
                     while x != t {
-                        let y = next[x].ok_or_else(|| format!("{} has no route to {}", fabric.describe_switch(x), fabric.describe_switch(t)))?;
+                        let y = next[x].ok_or_else(|| {
+                            format!(
+                                "{} has no route to {}",
+                                fabric.describe_switch(x),
+                                fabric.describe_switch(t)
+                            )
+                        })?;
                         let out = self.port(x, y, lid);
                         if tree.dor[x] && suffix_bits.is_none() {
                             suffix_bits = Some(tree.bits[x]);
@@ -438,11 +551,17 @@ impl Grid<'_> {
                             None => detour_vl,
                             Some(bits) => {
                                 let first = (order * shape.vls_per_order) as u8;
-                                let ring_bit = self.dateline_ring(x, y).is_some_and(|j| bits & 1 << j != 0);
+                                let ring_bit =
+                                    self.dateline_ring(x, y).is_some_and(|j| bits & 1 << j != 0);
                                 first + u8::from(ring_bit)
                             }
                         };
-                        hops.push(PlannedHop { switch: x, in_port, out_port: out, vl });
+                        hops.push(PlannedHop {
+                            switch: x,
+                            in_port,
+                            out_port: out,
+                            vl,
+                        });
                         in_port = match graph.peer(x, out) {
                             Some(Peer::Switch { port, .. }) => Some(port),
                             _ => None,
@@ -460,12 +579,19 @@ impl Grid<'_> {
                 }
             }
         }
-        Ok(Routed { lfts, sls, plan, detours })
+        Ok(Routed {
+            lfts,
+            sls,
+            plan,
+            detours,
+        })
     }
 
     /// The ring (its index among the rings) a hop moves along, if any.
     fn dateline_ring(&self, x: SwitchId, y: SwitchId) -> Option<usize> {
-        self.rings.iter().position(|&i| self.coords[x][i] != self.coords[y][i])
+        self.rings
+            .iter()
+            .position(|&i| self.coords[x][i] != self.coords[y][i])
     }
 }
 
@@ -498,18 +624,26 @@ mod tests {
 
     #[test]
     fn hyperx_and_hypercube_route_minimally_without_loops() {
-        for (b, dims) in
-            [(gen::hyperx::hyperx(&[4, 4, 4], &[2, 1, 1], 2).unwrap(), 3), (gen::hyperx::hypercube(6, 1, 2).unwrap(), 6)]
-        {
+        for (b, dims) in [
+            (gen::hyperx::hyperx(&[4, 4, 4], &[2, 1, 1], 2).unwrap(), 3),
+            (gen::hyperx::hypercube(6, 1, 2).unwrap(), 6),
+        ] {
             let f = fabric(b);
             for orders in [1, 0] {
                 let r = route(&f, &config(orders)).unwrap();
                 let report = analyze(&f, &r);
                 assert!(report.delivered(), "{:?}", report.failures);
-                assert!(report.max_hops() <= dims, "{} hops in {dims}-D", report.max_hops());
+                assert!(
+                    report.max_hops() <= dims,
+                    "{} hops in {dims}-D",
+                    report.max_hops()
+                );
                 assert!(report.credit_loop.is_none(), "orders {orders}");
                 // Every order on its own VL (8 offered): min(dims, 8).
-                assert_eq!(r.vls_needed() as usize, if orders == 1 { 1 } else { dims.min(8) });
+                assert_eq!(
+                    r.vls_needed() as usize,
+                    if orders == 1 { 1 } else { dims.min(8) }
+                );
             }
         }
     }
@@ -520,7 +654,10 @@ mod tests {
         let r = route(&f, &config(0)).unwrap();
         assert_eq!(r.vls_needed(), 3);
         let flat = Routing { sl2vl: None, ..r };
-        assert!(analyze(&f, &flat).credit_loop.is_some(), "the check must be able to fail");
+        assert!(
+            analyze(&f, &flat).credit_loop.is_some(),
+            "the check must be able to fail"
+        );
     }
 
     #[test]
@@ -542,12 +679,22 @@ mod tests {
                 assert!(report.delivered(), "{dims:?}: {:?}", report.failures);
                 assert_eq!(report.max_hops(), diameter, "{dims:?}: not minimal");
                 assert!(report.credit_loop.is_none(), "{dims:?} orders {orders}");
-                assert!(r.path_sl.sls_used().len() > 1, "{dims:?}: datelines must show in the SLs");
-                assert_eq!(r.vls_needed(), if orders == 1 { 2 } else { mixed_vls }, "{dims:?} orders {orders}");
+                assert!(
+                    r.path_sl.sls_used().len() > 1,
+                    "{dims:?}: datelines must show in the SLs"
+                );
+                assert_eq!(
+                    r.vls_needed(),
+                    if orders == 1 { 2 } else { mixed_vls },
+                    "{dims:?} orders {orders}"
+                );
                 if orders == 1 {
                     // Without the dateline VL the rings are credit loops.
                     let flat = Routing { sl2vl: None, ..r };
-                    assert!(analyze(&f, &flat).credit_loop.is_some(), "{dims:?}: the check must be able to fail");
+                    assert!(
+                        analyze(&f, &flat).credit_loop.is_some(),
+                        "{dims:?}: the check must be able to fail"
+                    );
                 }
             }
         }
@@ -578,7 +725,11 @@ mod tests {
         let report = analyze(f, &r);
         assert!(report.delivered(), "{what}: {:?}", report.failures);
         assert!(report.credit_loop.is_none(), "{what}: credit loop");
-        assert!(r.vls_needed() <= intact_vls.max(1) + 1, "{what}: {} VLs, the intact grid {intact_vls}", r.vls_needed());
+        assert!(
+            r.vls_needed() <= intact_vls.max(1) + 1,
+            "{what}: {} VLs, the intact grid {intact_vls}",
+            r.vls_needed()
+        );
         r
     }
 
@@ -588,13 +739,30 @@ mod tests {
         let hyperx = || gen::hyperx::hyperx(&[4, 4, 4], &[1, 1, 1], 2).unwrap();
         let cube = || gen::hyperx::hypercube(6, 1, 2).unwrap();
         let mut detoured = 0;
-        for (name, make, intact_vls) in
-            [("hyperx 4x4x4", &hyperx as &dyn Fn() -> crate::FabricBuilder, 3), ("hypercube 6", &cube, 6)]
-        {
+        for (name, make, intact_vls) in [
+            (
+                "hyperx 4x4x4",
+                &hyperx as &dyn Fn() -> crate::FabricBuilder,
+                3,
+            ),
+            ("hypercube 6", &cube, 6),
+        ] {
             let levels: &[(f64, f64)] = if name.starts_with("hyperx") {
-                &[(0.0, 0.02), (0.0, 0.05), (0.0, 0.15), (0.05, 0.05), (0.20, 0.15)]
+                &[
+                    (0.0, 0.02),
+                    (0.0, 0.05),
+                    (0.0, 0.15),
+                    (0.05, 0.05),
+                    (0.20, 0.15),
+                ]
             } else {
-                &[(0.0, 0.02), (0.0, 0.05), (0.0, 0.10), (0.05, 0.05), (0.15, 0.10)]
+                &[
+                    (0.0, 0.02),
+                    (0.0, 0.05),
+                    (0.0, 0.10),
+                    (0.05, 0.05),
+                    (0.15, 0.10),
+                ]
             };
             for &(switches, links) in levels {
                 for seed in 1..=2 {
@@ -603,14 +771,25 @@ mod tests {
                     let r = route_damaged(&f, &what, intact_vls);
                     // Detours through other dimensions take an order's VL,
                     // so no more VLs than the complete grid.
-                    assert!(r.vls_needed() <= intact_vls, "{what}: {} VLs", r.vls_needed());
-                    if r.path_sl.sls_used().iter().any(|&sl| sl as usize >= r.vls_needed() as usize - 1) {
+                    assert!(
+                        r.vls_needed() <= intact_vls,
+                        "{what}: {} VLs",
+                        r.vls_needed()
+                    );
+                    if r.path_sl
+                        .sls_used()
+                        .iter()
+                        .any(|&sl| sl as usize >= r.vls_needed() as usize - 1)
+                    {
                         detoured += 1;
                     }
                 }
             }
         }
-        assert!(detoured > 0, "some damage must need detours through other dimensions");
+        assert!(
+            detoured > 0,
+            "some damage must need detours through other dimensions"
+        );
     }
 
     #[test]
@@ -623,7 +802,11 @@ mod tests {
         gen::degrade::drop_links(&mut b, 0.14, 3).unwrap();
         let mut one_vl = gen::shuffle_ports(&b, 4);
         one_vl.assign_lids_sequential(0).unwrap();
-        one_vl.set_vl_budget(VlBudget { data_vls: 1, limited_by: "the test offers 1".into(), ..VlBudget::default() });
+        one_vl.set_vl_budget(VlBudget {
+            data_vls: 1,
+            limited_by: "the test offers 1".into(),
+            ..VlBudget::default()
+        });
         let f = one_vl.build().unwrap();
         let r = route_damaged(&f, "K6 minus 2 cables on 1 VL", 1);
         assert_eq!(r.vls_needed(), 1);
@@ -640,19 +823,29 @@ mod tests {
         // to tell a ring's two slabs from a broken square (topology::grid):
         // switches go on the 3-D torus only.
         let cables = [(0.0, 0.01, 1), (0.0, 0.03, 2), (0.0, 0.05, 3)];
-        let switches = [(0.0, 0.01, 1), (0.0, 0.05, 3), (0.01, 0.0, 1), (0.02, 0.0, 2), (0.02, 0.02, 4)];
+        let switches = [
+            (0.0, 0.01, 1),
+            (0.0, 0.05, 3),
+            (0.01, 0.0, 1),
+            (0.02, 0.0, 2),
+            (0.02, 0.02, 4),
+        ];
         for (dims, levels) in [(vec![5, 5], &cables[..]), (vec![6, 5, 7], &switches[..])] {
             let intact_vls = 4;
             let widths = vec![1; dims.len()];
             let make = || gen::torus::torus(&dims, &widths, 2).unwrap();
             for &(switches, links, seed) in levels {
-                let what = format!("torus {dims:?} -{switches} switches -{links} links seed {seed}");
+                let what =
+                    format!("torus {dims:?} -{switches} switches -{links} links seed {seed}");
                 let f = damaged(make(), switches, links, seed);
                 let r = route_damaged(&f, &what, intact_vls);
                 assert!(r.vls_needed() <= 4, "{what}: {} VLs", r.vls_needed());
                 // Intact rings still cross their datelines on the second VL.
                 let sls = r.path_sl.sls_used();
-                assert!(sls.iter().any(|&sl| sl % 4 != 0), "{what}: no dateline bit in {sls:?}");
+                assert!(
+                    sls.iter().any(|&sl| sl % 4 != 0),
+                    "{what}: no dateline bit in {sls:?}"
+                );
             }
         }
         // A single cut cable: its ring is travelled the way round that is
@@ -663,16 +856,26 @@ mod tests {
         let r = route_damaged(&f, "5x5 minus a cable", 4);
         assert_eq!(r.vls_needed(), 4);
         let flat = Routing { sl2vl: None, ..r };
-        assert!(analyze(&f, &flat).credit_loop.is_some(), "the check must be able to fail");
+        assert!(
+            analyze(&f, &flat).credit_loop.is_some(),
+            "the check must be able to fail"
+        );
     }
 
     #[test]
     fn declines_what_it_cannot_route() {
         let five_rings = fabric(gen::torus::torus(&[5, 5, 5, 5, 5], &[1, 1, 1, 1, 1], 1).unwrap());
-        let e = route(&five_rings, &HxdorOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("5-ring torus needs a dateline bit per ring"), "{e}");
+        let e = route(&five_rings, &HxdorOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("5-ring torus needs a dateline bit per ring"),
+            "{e}"
+        );
         let sf = fabric(gen::slimfly::slimfly(5, 1).unwrap());
-        let e = route(&sf, &HxdorOptions::default()).unwrap_err().to_string();
+        let e = route(&sf, &HxdorOptions::default())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("hxdor declines"), "{e}");
     }
 }

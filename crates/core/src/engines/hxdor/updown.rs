@@ -83,8 +83,17 @@ impl UpDown {
         let down = |v: usize, w: usize| self.rank[w] != usize::MAX && self.rank[w] > self.rank[v];
         let up = |v: usize, w: usize| self.rank[w] < self.rank[v];
         let best = |v: usize, dist: &[usize], legal: &dyn Fn(usize, usize) -> bool| {
-            let near = adj[v].iter().copied().filter(|&w| legal(v, w) && dist[w] != FAR).map(|w| dist[w]).min()?;
-            let mut all: Vec<usize> = adj[v].iter().copied().filter(|&w| legal(v, w) && dist[w] == near).collect();
+            let near = adj[v]
+                .iter()
+                .copied()
+                .filter(|&w| legal(v, w) && dist[w] != FAR)
+                .map(|w| dist[w])
+                .min()?;
+            let mut all: Vec<usize> = adj[v]
+                .iter()
+                .copied()
+                .filter(|&w| legal(v, w) && dist[w] == near)
+                .collect();
             all.sort_unstable();
             all.dedup();
             Some((near, all))
@@ -111,14 +120,16 @@ impl UpDown {
                     next[v] = Next::Here;
                     continue;
                 }
-                let upward = best(v, &legal, &up).filter(|(near, _)| !must_go_down[v] && near + 1 < by_down[v]);
+                let upward = best(v, &legal, &up)
+                    .filter(|(near, _)| !must_go_down[v] && near + 1 < by_down[v]);
                 if let Some((near, all)) = upward {
                     legal[v] = near + 1;
                     next[v] = Next::Via(all);
                 } else if by_down[v] != FAR {
                     legal[v] = by_down[v];
                     goes_down[v] = true;
-                    next[v] = best(v, &by_down, &down).map_or(Next::Unreachable, |(_, all)| Next::Via(all));
+                    next[v] = best(v, &by_down, &down)
+                        .map_or(Next::Unreachable, |(_, all)| Next::Via(all));
                 }
             }
             let mut changed = false;
@@ -179,7 +190,10 @@ mod tests {
             for v in 0..6 {
                 let path = walk(&next, v);
                 let turns: Vec<bool> = path.windows(2).map(|w| ud.is_down(w[0], w[1])).collect();
-                assert!(turns.windows(2).all(|t| !t[0] || t[1]), "{path:?} turns down then up");
+                assert!(
+                    turns.windows(2).all(|t| !t[0] || t[1]),
+                    "{path:?} turns down then up"
+                );
             }
         }
     }
@@ -189,6 +203,9 @@ mod tests {
         let adj = vec![vec![1], vec![0], vec![]];
         let ud = UpDown::new(&adj, &[true; 3]);
         let next = ud.next_hops(&adj, &[true, false, false]);
-        assert_eq!(next, vec![Next::Here, Next::Via(vec![0]), Next::Unreachable]);
+        assert_eq!(
+            next,
+            vec![Next::Here, Next::Via(vec![0]), Next::Unreachable]
+        );
     }
 }

@@ -74,7 +74,12 @@ impl Weights {
     fn from_load(g: &SwitchGraph, load: &[u64]) -> Self {
         let w = g
             .ids()
-            .map(|s| g.bundles(s).iter().map(|ports| ports.iter().map(|&p| load[g.channel(s, p)]).sum()).collect())
+            .map(|s| {
+                g.bundles(s)
+                    .iter()
+                    .map(|ports| ports.iter().map(|&p| load[g.channel(s, p)]).sum())
+                    .collect()
+            })
             .collect();
         Weights { w }
     }
@@ -154,7 +159,13 @@ fn find_path(b: &LayerBuild, w: &Weights, s: usize, d: usize) -> Option<Vec<usiz
     let g = b.g;
     let minimal = dist(g, s, d);
     let longest = (minimal + 1).max(g.diameter() as usize + 1);
-    let mut search = PathSearch { b, w, d, path: vec![s], best: None };
+    let mut search = PathSearch {
+        b,
+        w,
+        d,
+        path: vec![s],
+        best: None,
+    };
     for len in minimal + 1..=longest {
         search.extend(0, len);
         if let Some((_, path)) = search.best.take() {
@@ -267,7 +278,10 @@ pub fn build_layers(fabric: &Fabric, count: usize, seed: u64) -> Layers {
     let mut reach = Reach::new(n);
     let mut turn = 0usize;
     for l in 0..count {
-        let mut b = LayerBuild { g, next: vec![UNSET; n * n] };
+        let mut b = LayerBuild {
+            g,
+            next: vec![UNSET; n * n],
+        };
         if l > 0 {
             let mut w = Weights::from_load(g, trees.load());
             for (s, d) in pairs_by_priority(&endpoints, &priority, n, &mut rng) {
@@ -289,7 +303,9 @@ pub fn build_layers(fabric: &Fabric, count: usize, seed: u64) -> Layers {
         }
         let first_of_layer = layers.lid_order.len();
         for (owner, lids) in &destinations {
-            let (Some(&lid), Some(t)) = (lids.get(l), fabric.lid_switch(lids[0])) else { continue };
+            let (Some(&lid), Some(t)) = (lids.get(l), fabric.lid_switch(lids[0])) else {
+                continue;
+            };
             let is_ca = !fabric.node(owner.node).is_switch();
             reach.run(&b, t.idx());
             let allowed = |s: SwitchId, cable: &Cable| match b.get(s.idx(), t.idx()) {
@@ -299,7 +315,13 @@ pub fn build_layers(fabric: &Fabric, count: usize, seed: u64) -> Layers {
             let senders = |s: SwitchId| if is_ca { u64::from(g.hosts(s)) } else { 0 };
             // A stamp of its own per tree: no reuse penalty across LIDs.
             turn += 1;
-            trees.route(&reach.order, allowed, turn - 1, u32::MAX - turn as u32, senders);
+            trees.route(
+                &reach.order,
+                allowed,
+                turn - 1,
+                u32::MAX - turn as u32,
+                senders,
+            );
             for s in g.ids() {
                 let out = if s == t {
                     fabric.delivery_port(*owner)
@@ -314,12 +336,18 @@ pub fn build_layers(fabric: &Fabric, count: usize, seed: u64) -> Layers {
         }
         // Layer by layer, so that layer 0 is pssp's routing here too.
         if let Some(spreader) = &mut spreader {
-            spreader.spread(fabric, &mut layers.lfts, &layers.lid_order[first_of_layer..]);
+            spreader.spread(
+                fabric,
+                &mut layers.lfts,
+                &layers.lid_order[first_of_layer..],
+            );
         }
         layers.fixed.push(b.next);
     }
-    layers.edge_forwarding_index =
-        spreader.map_or_else(|| trees.edge_forwarding_index(), |s| s.edge_forwarding_index());
+    layers.edge_forwarding_index = spreader.map_or_else(
+        || trees.edge_forwarding_index(),
+        |s| s.edge_forwarding_index(),
+    );
     layers
 }
 
@@ -333,7 +361,10 @@ struct Reach {
 
 impl Reach {
     fn new(n: usize) -> Self {
-        Reach { level: vec![u32::MAX; n], order: Vec::with_capacity(n) }
+        Reach {
+            level: vec![u32::MAX; n],
+            order: Vec::with_capacity(n),
+        }
     }
 
     fn run(&mut self, b: &LayerBuild, d: usize) {
@@ -360,9 +391,21 @@ impl Reach {
 
 /// Ordered endpoint pairs, lowest priority value first, in random order
 /// within a level (`copy_pairs` of Algorithm 1).
-fn pairs_by_priority(endpoints: &[usize], priority: &[u8], n: usize, rng: &mut Rng) -> Vec<(usize, usize)> {
-    let mut pairs: Vec<(usize, usize)> =
-        endpoints.iter().flat_map(|&s| endpoints.iter().filter(move |&&d| d != s).map(move |&d| (s, d))).collect();
+fn pairs_by_priority(
+    endpoints: &[usize],
+    priority: &[u8],
+    n: usize,
+    rng: &mut Rng,
+) -> Vec<(usize, usize)> {
+    let mut pairs: Vec<(usize, usize)> = endpoints
+        .iter()
+        .flat_map(|&s| {
+            endpoints
+                .iter()
+                .filter(move |&&d| d != s)
+                .map(move |&d| (s, d))
+        })
+        .collect();
     rng.shuffle(&mut pairs);
     // A stable sort keeps the shuffled order within each level.
     pairs.sort_by_key(|&(s, d)| priority[s * n + d]);
@@ -401,7 +444,11 @@ mod tests {
         let layers = build_layers(&f, 1, 1);
         for &(from, _, s) in &hosts(&f) {
             for &(_, lid, d) in &hosts(&f) {
-                assert_eq!(hops(&f, &layers.lfts, from, lid), Some(f.graph().dist(s, d) as usize), "{s}->{d}");
+                assert_eq!(
+                    hops(&f, &layers.lfts, from, lid),
+                    Some(f.graph().dist(s, d) as usize),
+                    "{s}->{d}"
+                );
             }
         }
     }
@@ -414,7 +461,8 @@ mod tests {
         let mut longer = 0;
         for &(from, _, s) in &hosts(&f) {
             for &(_, lid, d) in &hosts(&f) {
-                let len = hops(&f, &layers.lfts, from, lid.offset(1)).expect("every pair is routed");
+                let len =
+                    hops(&f, &layers.lfts, from, lid.offset(1)).expect("every pair is routed");
                 let minimal = f.graph().dist(s, d) as usize;
                 assert!(len >= minimal);
                 longer += usize::from(len > minimal);

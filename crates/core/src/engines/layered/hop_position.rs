@@ -27,15 +27,23 @@ const MAX_HOPS: usize = 3;
 pub fn colour_switches(fabric: &Fabric) -> Vec<u8> {
     let graph = fabric.graph();
     let n = graph.switch_count();
-    let neighbours: Vec<Vec<usize>> =
-        graph.ids().map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect()).collect();
+    let neighbours: Vec<Vec<usize>> = graph
+        .ids()
+        .map(|s| graph.neighbours(s).iter().map(|t| t.idx()).collect())
+        .collect();
     let mut colour = vec![u8::MAX; n];
     // Per switch, which colours its coloured neighbours have (bit set).
     let mut seen = vec![0u32; n];
     for _ in 0..n {
         let pick = (0..n)
             .filter(|&s| colour[s] == u8::MAX)
-            .max_by_key(|&s| (seen[s].count_ones(), neighbours[s].len(), std::cmp::Reverse(s)))
+            .max_by_key(|&s| {
+                (
+                    seen[s].count_ones(),
+                    neighbours[s].len(),
+                    std::cmp::Reverse(s),
+                )
+            })
             .expect("an uncoloured switch is left");
         let c = (!seen[pick]).trailing_zeros().min(u8::MAX as u32 - 1) as u8;
         colour[pick] = c;
@@ -54,7 +62,11 @@ pub fn colour_switches(fabric: &Fabric) -> Vec<u8> {
 fn class_vls(vls: u8) -> [Vec<u8>; 3] {
     let base = vls / 3;
     let extra = vls % 3;
-    let sizes = [base + u8::from(extra >= 1), base + u8::from(extra >= 2), base];
+    let sizes = [
+        base + u8::from(extra >= 1),
+        base + u8::from(extra >= 2),
+        base,
+    ];
     let mut next = 0;
     sizes.map(|size| {
         let run = (next..next + size).collect();
@@ -71,12 +83,24 @@ fn class_table(vls: &[u8]) -> SlVlTable {
 /// Inter-switch hops from switch `s` to `dlid` and the second switch on
 /// the way (None when the path stays on `s`); None when the tables do not
 /// deliver.
-fn trace(fabric: &Fabric, lfts: &[Lft], s: SwitchId, dlid: Lid) -> Option<(usize, Option<SwitchId>)> {
-    let path = Walk::from_switch(fabric, lfts, s, dlid).collect_path().ok()?;
+fn trace(
+    fabric: &Fabric,
+    lfts: &[Lft],
+    s: SwitchId,
+    dlid: Lid,
+) -> Option<(usize, Option<SwitchId>)> {
+    let path = Walk::from_switch(fabric, lfts, s, dlid)
+        .collect_path()
+        .ok()?;
     Some((path.len() - 1, path.get(1).map(|hop| hop.switch)))
 }
 
-pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Lft>, max_vls: u8) -> Result<Routing, Error> {
+pub fn make_deadlock_free(
+    engine: &str,
+    fabric: &Fabric,
+    lfts: Vec<Lft>,
+    max_vls: u8,
+) -> Result<Routing, Error> {
     let vls = vls_allowed(engine, fabric, max_vls);
     if vls < 3 {
         return Err(Error::declined(
@@ -101,7 +125,10 @@ pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Lft>, max_vls
     }
     let graph = fabric.graph();
     let mut sls = SwitchSls::new(fabric);
-    let dlids: Vec<Lid> = fabric.end_ports().flat_map(|(_, p)| p.lids().collect::<Vec<_>>()).collect();
+    let dlids: Vec<Lid> = fabric
+        .end_ports()
+        .flat_map(|(_, p)| p.lids().collect::<Vec<_>>())
+        .collect();
     let mut too_long = (0usize, None);
     for s in graph.ids() {
         for &dlid in &dlids {
@@ -138,8 +165,13 @@ pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Lft>, max_vls
     for s in graph.ids() {
         let ports = graph.peers(s);
         let mine = colour[s.idx()] as usize;
-        let transit: SlVlTable =
-            std::array::from_fn(|sl| if sl == mine { second[sl % second.len()] } else { third[sl % third.len()] });
+        let transit: SlVlTable = std::array::from_fn(|sl| {
+            if sl == mine {
+                second[sl % second.len()]
+            } else {
+                third[sl % third.len()]
+            }
+        });
         let links: Vec<PortNum> = (1..ports.len())
             .filter(|&p| matches!(ports[p], Some(Peer::Switch { .. })))
             .map(|p| PortNum::new(p as u8))
@@ -158,7 +190,12 @@ pub fn make_deadlock_free(engine: &str, fabric: &Fabric, lfts: Vec<Lft>, max_vls
         "{engine}: hop-position deadlock removal needed 3 VLs (one per hop class), spread over {vls}: \
          VLs {first:?} / {second:?} / {third:?} for first / second / third hops; {colours} switch colours = SLs"
     );
-    Ok(Routing { engine: engine.to_string(), lfts, sl2vl: Some(sl2vl), path_sl: PathSl::PerSourceSwitch(sls) })
+    Ok(Routing {
+        engine: engine.to_string(),
+        lfts,
+        sl2vl: Some(sl2vl),
+        path_sl: PathSl::PerSourceSwitch(sls),
+    })
 }
 
 #[cfg(test)]

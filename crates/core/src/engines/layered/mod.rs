@@ -62,7 +62,10 @@ pub struct LayeredOptions {
 impl LayeredOptions {
     pub fn read(s: &Section) -> Result<Self, ConfigError> {
         s.check_known(INFO.options)?;
-        let schemes = [("vl_layers", LayeredDeadlock::VlLayers), ("hop_position", LayeredDeadlock::HopPosition)];
+        let schemes = [
+            ("vl_layers", LayeredDeadlock::VlLayers),
+            ("hop_position", LayeredDeadlock::HopPosition),
+        ];
         Ok(LayeredOptions {
             deadlock: s.choice(&DEADLOCK, &schemes)?,
             layering: LayeringOptions::read(s)?,
@@ -73,7 +76,11 @@ impl LayeredOptions {
 
 impl Default for LayeredOptions {
     fn default() -> Self {
-        LayeredOptions { deadlock: LayeredDeadlock::VlLayers, layering: LayeringOptions::default(), seed: 1 }
+        LayeredOptions {
+            deadlock: LayeredDeadlock::VlLayers,
+            layering: LayeringOptions::default(),
+            seed: 1,
+        }
     }
 }
 
@@ -92,20 +99,30 @@ pub const INFO: EngineInfo = EngineInfo {
 fn disconnected_pair(g: &SwitchGraph) -> Option<(SwitchId, SwitchId)> {
     let with_hosts: Vec<SwitchId> = g.ids().filter(|&s| g.hosts(s) > 0).collect();
     let first = *with_hosts.first()?;
-    with_hosts.iter().find(|&&s| g.dist(first, s) == UNREACHABLE).map(|&s| (first, s))
+    with_hosts
+        .iter()
+        .find(|&&s| g.dist(first, s) == UNREACHABLE)
+        .map(|&s| (first, s))
 }
 
 /// The layers for the fabric's LMC, as `route` builds them.
 pub fn layers_for(fabric: &Fabric, opts: &LayeredOptions) -> Result<Layers, Error> {
     let graph = fabric.graph();
     if graph.switch_count() == 0 {
-        return Err(Error::declined(NAME, "the fabric has no switches; nothing to route"));
+        return Err(Error::declined(
+            NAME,
+            "the fabric has no switches; nothing to route",
+        ));
     }
     if let Some((a, b)) = disconnected_pair(graph) {
         let name = |s: SwitchId| fabric.describe_switch(s);
         return Err(Error::declined(
             NAME,
-            format!("{} and {} have hosts but no path between them; cable the fabric back together", name(a), name(b)),
+            format!(
+                "{} and {} have hosts but no path between them; cable the fabric back together",
+                name(a),
+                name(b)
+            ),
         ));
     }
     let count = 1usize << fabric.lmc();
@@ -134,7 +151,11 @@ fn route_with_choice(fabric: &Fabric, opts: &LayeredOptions) -> Result<Outcome, 
                 .map(|(_, p)| (p.lid, p.lid_count().min(u16::MAX as u32) as u16)),
         )
     });
-    Ok(Outcome { routing, dlid_choice, lmc_request: None })
+    Ok(Outcome {
+        routing,
+        dlid_choice,
+        lmc_request: None,
+    })
 }
 
 pub fn route(fabric: &Fabric, opts: &LayeredOptions) -> Result<Routing, Error> {
@@ -146,15 +167,24 @@ pub fn route(fabric: &Fabric, opts: &LayeredOptions) -> Result<Routing, Error> {
             layers.no_path[l]
         );
     }
-    let Layers { lfts, lid_order, edge_forwarding_index, .. } = layers;
+    let Layers {
+        lfts,
+        lid_order,
+        edge_forwarding_index,
+        ..
+    } = layers;
     log::info!(
         "{NAME}: {} layers over {} LIDs (layer = LID offset from the port's base LID), edge forwarding index {edge_forwarding_index}",
         1usize << fabric.lmc(),
         lid_order.len()
     );
     match opts.deadlock {
-        LayeredDeadlock::VlLayers => vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering),
-        LayeredDeadlock::HopPosition => hop_position::make_deadlock_free(NAME, fabric, lfts, opts.layering.max_vls),
+        LayeredDeadlock::VlLayers => {
+            vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)
+        }
+        LayeredDeadlock::HopPosition => {
+            hop_position::make_deadlock_free(NAME, fabric, lfts, opts.layering.max_vls)
+        }
     }
 }
 

@@ -15,22 +15,35 @@ fn m_port_n_trees_have_k_up_cables_per_height() {
         // The hosts of a leaf are consecutive in the d-mod-k order.
         let mut on_leaf: HashMap<SwitchId, Vec<usize>> = HashMap::new();
         for (at, &i) in &t.host_index {
-            let leaf = f.switch_id(f.port(*at).unwrap().remote.unwrap().node).unwrap();
+            let leaf = f
+                .switch_id(f.port(*at).unwrap().remote.unwrap().node)
+                .unwrap();
             on_leaf.entry(leaf).or_default().push(i);
         }
         for v in on_leaf.values_mut() {
             v.sort();
-            assert_eq!(v.last().unwrap() - v[0], v.len() - 1, "FT({m},{n}): a leaf's hosts are not consecutive");
+            assert_eq!(
+                v.last().unwrap() - v[0],
+                v.len() - 1,
+                "FT({m},{n}): a leaf's hosts are not consecutive"
+            );
         }
     }
 }
 
 #[test]
 fn parallel_cables_count_as_up_choices() {
-    let p = pgft::Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
+    let p = pgft::Pgft {
+        down: vec![4, 4, 3],
+        up: vec![1, 2, 2],
+        parallel: vec![1, 2, 1],
+    };
     let f = fabric(gen::shuffle_ports(&pgft::pgft(&p).unwrap(), 5));
     let t = recognize(&f).unwrap();
-    assert_eq!((t.top, t.radix.clone(), t.parents.clone()), (2, vec![4, 2], vec![2, 2]));
+    assert_eq!(
+        (t.top, t.radix.clone(), t.parents.clone()),
+        (2, vec![4, 2], vec![2, 2])
+    );
     // One cable to each parent before a second to any.
     for s in f.graph().ids().filter(|s| t.height[s.idx()] == 0) {
         let firsts: Vec<SwitchId> = t.up[s.idx()][..2].iter().map(|c| c.to).collect();
@@ -41,20 +54,36 @@ fn parallel_cables_count_as_up_choices() {
 
 #[test]
 fn hosts_on_top_switches_leave_them_on_top() {
-    let p = pgft::Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
+    let p = pgft::Pgft {
+        down: vec![4, 4, 3],
+        up: vec![1, 2, 2],
+        parallel: vec![1, 2, 1],
+    };
     let b = pgft::pgft_with_top_hosts(&p, 3, 7).unwrap();
     let f = fabric(b);
     let t = recognize(&f).unwrap();
     assert_eq!(t.hosts(), 48 + 3);
     // Top switches with hosts stay on top, after the leaves' hosts.
     let mut on_top = std::collections::BTreeSet::new();
-    let switch_of = |at: &PortRef| f.switch_id(f.port(*at).unwrap().remote.unwrap().node).unwrap();
-    let below_top = t.host_index.keys().filter(|at| t.height[switch_of(at).idx()] == 0).count();
+    let switch_of = |at: &PortRef| {
+        f.switch_id(f.port(*at).unwrap().remote.unwrap().node)
+            .unwrap()
+    };
+    let below_top = t
+        .host_index
+        .keys()
+        .filter(|at| t.height[switch_of(at).idx()] == 0)
+        .count();
     for (at, &i) in &t.host_index {
-        let s = f.switch_id(f.port(*at).unwrap().remote.unwrap().node).unwrap();
+        let s = f
+            .switch_id(f.port(*at).unwrap().remote.unwrap().node)
+            .unwrap();
         if f.switch_node(s).desc.starts_with("pgft-l3-") {
             if t.height[s.idx()] == 2 {
-                assert!(i >= below_top, "host {i} on top is not after the leaves' hosts");
+                assert!(
+                    i >= below_top,
+                    "host {i} on top is not after the leaves' hosts"
+                );
                 on_top.insert(s);
             }
         } else {
@@ -71,7 +100,11 @@ fn hosts_on_top_switches_leave_them_on_top() {
 
 #[test]
 fn missing_cables_and_switches_are_still_a_tree() {
-    let p = pgft::Pgft { down: vec![4, 4, 3], up: vec![1, 2, 2], parallel: vec![1, 2, 1] };
+    let p = pgft::Pgft {
+        down: vec![4, 4, 3],
+        up: vec![1, 2, 2],
+        parallel: vec![1, 2, 1],
+    };
     let mut b = pgft::pgft(&p).unwrap();
     gen::degrade::drop_links(&mut b, 0.1, 3).unwrap();
     let t = recognize(&fabric(b)).unwrap();
@@ -103,14 +136,23 @@ fn what_is_not_a_tree_is_declined_naming_the_switch() {
     // A cable between two roots of a 4-port 2-tree (in place of one
     // cable down from each): no longer up*/down* levels.
     let mut b = fattree(4, 2).unwrap();
-    let roots: Vec<NodeId> =
-        (0..b.node_count()).map(NodeId::new).filter(|&id| b.node(id).desc.starts_with("ft-l0-")).take(2).collect();
+    let roots: Vec<NodeId> = (0..b.node_count())
+        .map(NodeId::new)
+        .filter(|&id| b.node(id).desc.starts_with("ft-l0-"))
+        .take(2)
+        .collect();
     // Cables to two different leaves, so that no leaf is cut off.
-    let port_of = |b: &crate::fabric::FabricBuilder, id: NodeId, k: usize| b.node(id).links().nth(k).unwrap().0;
+    let port_of = |b: &crate::fabric::FabricBuilder, id: NodeId, k: usize| {
+        b.node(id).links().nth(k).unwrap().0
+    };
     let (pa, pb) = (port_of(&b, roots[0], 0), port_of(&b, roots[1], 1));
     b.disconnect(PortRef::new(roots[0], pa));
     b.disconnect(PortRef::new(roots[1], pb));
-    b.connect(PortRef::new(roots[0], pa), PortRef::new(roots[1], pb)).unwrap();
+    b.connect(PortRef::new(roots[0], pa), PortRef::new(roots[1], pb))
+        .unwrap();
     let e = recognize(&fabric(b)).unwrap_err();
-    assert!(e.contains("both at height 1") && e.contains("ft-l0-"), "{e}");
+    assert!(
+        e.contains("both at height 1") && e.contains("ft-l0-"),
+        "{e}"
+    );
 }
