@@ -54,6 +54,7 @@ pub struct Osm(NonNull<sys::osm_opensm_t>);
 // reads its options and subnet only inside OpenSM's callbacks, on OpenSM's
 // threads, as OpenSM's own code does.
 unsafe impl Send for Osm {}
+// SAFETY: as for Send: shared use happens only inside OpenSM's callbacks.
 unsafe impl Sync for Osm {}
 
 /// The OpenSM options a routing pass depends on.
@@ -179,6 +180,7 @@ pub struct Log(NonNull<sys::osm_log_t>);
 
 // SAFETY: osm_log locks internally; the level mask is a plain byte.
 unsafe impl Send for Log {}
+// SAFETY: as for Send: osm_log serialises writers itself.
 unsafe impl Sync for Log {}
 
 impl Log {
