@@ -26,9 +26,7 @@ fn net_of(params: &dragonfly::Params, shuffle_seed: u64) -> String {
     netfile::write(&gen::shuffle_ports(&b, shuffle_seed))
 }
 
-fn timeout_for(net: &str) -> Duration {
-    Duration::from_secs(120 + net.lines().count() as u64 / 50)
-}
+use harness::timeout_for;
 
 fn assert_routed_cleanly(osm: &OpenSm) {
     assert!(

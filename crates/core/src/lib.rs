@@ -17,6 +17,8 @@ pub mod parallel;
 pub mod pipeline;
 pub mod rng;
 pub mod routing;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod topology;
 
 pub use error::Error;

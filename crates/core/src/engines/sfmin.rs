@@ -373,18 +373,11 @@ fn label_routes(fabric: &Fabric, labels: &SlimFlyLabels) -> Result<Vec<Lft>, Str
 mod tests {
     use super::*;
     use crate::analysis::report::analyze;
-    use crate::fabric::VlBudget;
     use crate::gen;
+    use crate::testkit::TestFabric;
 
     fn fabric(b: crate::FabricBuilder, vls: u8) -> Fabric {
-        let mut b = gen::shuffle_ports(&b, 2);
-        b.assign_lids_sequential(0).unwrap();
-        b.set_vl_budget(VlBudget {
-            data_vls: vls,
-            limited_by: format!("the test offers {vls}"),
-            ..VlBudget::default()
-        });
-        b.build().unwrap()
+        TestFabric::of(b).shuffled(2).vls(vls).build()
     }
 
     #[test]
