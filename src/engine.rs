@@ -16,7 +16,7 @@ use osmroute_core::dumps::bundle::{Bundle, Contents, DumpOptions};
 use osmroute_core::engines::{EngineInfo, Outcome};
 use osmroute_core::fabric::{Fabric, Lid, PortNum};
 use osmroute_core::routing::{pack_sl2vl, unpack_sl2vl};
-use osmroute_core::Error;
+use osmroute_core::{Decline, Error};
 
 use crate::config_source::ConfigSource;
 use crate::osm::{EngineFactory, Options, Osm, Pass, PortOwner, RoutingEngine, SwitchHandle};
@@ -148,8 +148,8 @@ impl EngineContext {
         let settings = self.registration.config.current();
         let started = Instant::now();
         let options = pass.options();
-        let mut snapshot =
-            snapshot::take(pass, &options).map_err(|e| Error::declined(name, e.to_string()))?;
+        let mut snapshot = snapshot::take(pass, &options)
+            .map_err(|e| Error::declined(name, Decline::InvalidFabric, e.to_string()))?;
         let snapshot_ms = ms(started);
         // The hop-row pages are made private on this thread alone, before
         // any thread of ours starts (see `prefault_hop_row_pointers`).
@@ -208,7 +208,8 @@ impl EngineContext {
         *self
             .pending
             .lock()
-            .map_err(|_| Error::declined(name, "internal lock poisoned"))? = Some(pending);
+            .map_err(|_| Error::declined(name, Decline::Internal, "internal lock poisoned"))? =
+            Some(pending);
         Ok(())
     }
 
@@ -242,25 +243,26 @@ impl EngineContext {
         } = self
             .pending
             .lock()
-            .map_err(|_| Error::declined(name, "internal lock poisoned"))?
+            .map_err(|_| Error::declined(name, Decline::Internal, "internal lock poisoned"))?
             .take()
             .ok_or_else(|| {
                 Error::declined(
                     name,
+                    Decline::Internal,
                     "forwarding tables requested before the routing was computed",
                 )
             })?;
         let options = pass.options();
         let write_start = Instant::now();
-        let mut switches =
-            snapshot::switches(pass, &fabric).map_err(|e| Error::declined(name, e))?;
+        let mut switches = snapshot::switches(pass, &fabric)
+            .map_err(|e| Error::declined(name, Decline::InvalidFabric, e))?;
         apply::write_tables(
             &fabric,
             &outcome.routing,
             &mut switches,
             options.routing_dumps,
         )
-        .map_err(|e| Error::declined(name, e))?;
+        .map_err(|e| Error::declined(name, Decline::Internal, e))?;
         let write_ms = ms(write_start);
         let published = Arc::new(Published { fabric, outcome });
         if let Ok(mut slot) = self.published.write() {

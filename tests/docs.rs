@@ -177,3 +177,30 @@ fn the_readme_stays_short() {
         "README.md has {lines} lines: put details in docs/ and link them"
     );
 }
+
+#[test]
+fn every_decline_and_error_code_is_explained() {
+    use osmroute_core::error::{BAD_CONFIGURATION, INVALID_FABRIC, UNKNOWN_ENGINE};
+    use osmroute_core::Decline;
+    let page = read(&Path::new(ROOT).join("docs/codes.md"));
+    let documented: BTreeSet<&str> = page
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `osmroute-"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let known: BTreeSet<String> = Decline::ALL
+        .iter()
+        .map(|d| d.code().to_string())
+        .chain([INVALID_FABRIC, BAD_CONFIGURATION, UNKNOWN_ENGINE].map(String::from))
+        .collect();
+    let documented: BTreeSet<String> = documented
+        .into_iter()
+        .map(|c| format!("osmroute-{c}"))
+        .collect();
+    assert_eq!(
+        documented, known,
+        "docs/codes.md (left) against the codes (right)"
+    );
+    let distinct: BTreeSet<&str> = Decline::ALL.iter().map(|d| d.code()).collect();
+    assert_eq!(distinct.len(), Decline::ALL.len(), "codes are unique");
+}

@@ -306,7 +306,7 @@ fn an_engine_that_declines_this_fabric_and_one_that_routes_it() {
     let ft = d.gen("ft.net", &["fattree", "--m", "4", "--n", "3"]);
     let r = d.run(GOOD, &["--fabric", &ft]);
     assert_eq!(r.code, Some(3), "{}", r.out);
-    assert!(r.out.contains("dla declines: not a Dragonfly"), "{}", r.out);
+    assert!(r.out.contains("dla declines [osmroute-D003]"), "{}", r.out);
     assert!(
         r.out
             .contains("change to: routing_engine mlid,dla,pssp,nue"),

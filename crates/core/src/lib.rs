@@ -21,7 +21,7 @@ pub mod routing;
 pub(crate) mod testkit;
 pub mod topology;
 
-pub use error::Error;
+pub use error::{Decline, Error};
 pub use fabric::{
     Fabric, FabricBuilder, FabricError, Lid, Node, NodeId, NodeKind, Peer, Port, PortNum, PortRef,
     SwitchId,

@@ -20,7 +20,7 @@ use crate::config::{ConfigError, OptionSpec, Section};
 use crate::deadlock::vl_layers::{self, LayeringOptions};
 use crate::engines::balance::{BundleSpreader, TreeBalancer};
 use crate::engines::{EngineInfo, Outcome};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Bfs, Cable, Fabric, Lid, PortRef, SwitchId};
 use crate::rng::Rng;
 use crate::routing::{Lft, PathSl, Routing, NO_PATH};
@@ -193,6 +193,7 @@ pub fn route(fabric: &Fabric, opts: &PsspOptions) -> Result<Routing, Error> {
     if fabric.switch_count() == 0 {
         return Err(Error::declined(
             NAME,
+            Decline::NoSwitches,
             "the fabric has no switches; nothing to route",
         ));
     }
