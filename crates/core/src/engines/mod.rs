@@ -12,6 +12,8 @@ pub mod layered;
 pub mod mlid;
 pub mod pssp;
 pub mod sfmin;
+#[cfg(test)]
+pub(crate) mod test_shapes;
 
 pub use example_config::example_configuration;
 

@@ -53,6 +53,7 @@
 //!   complete one (one more where it had a single order).
 
 mod lines;
+pub mod recognise;
 mod updown;
 
 use std::collections::HashMap;
@@ -139,6 +140,7 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     // are numbered alike whatever order the SM or a net file lists nodes in.
     let mapped = map_grid(graph)
         .map_err(|e| Error::declined(NAME, format!("not a FlatFly, hypercube or torus: {e}")))?;
+    recognise::recognise(graph, &mapped).map_err(|why| Error::declined(NAME, why))?;
     let dims = mapped.extent.len();
     let lines = Lines::new(graph, &mapped);
     let rings: Vec<usize> = (0..dims).filter(|&i| mapped.ring[i]).collect();
