@@ -11,6 +11,7 @@
 
 mod construct;
 mod hop_position;
+pub mod recognise;
 
 pub use construct::{build_layers, Layers};
 
@@ -125,6 +126,9 @@ pub fn layers_for(fabric: &Fabric, opts: &LayeredOptions) -> Result<Layers, Erro
             ),
         ));
     }
+    // After the checks above, which say more precisely what is wrong than a
+    // diameter would.
+    recognise::recognise(fabric, graph).map_err(|why| Error::declined(NAME, why))?;
     let count = 1usize << fabric.lmc();
     if count == 1 {
         log::warn!(
