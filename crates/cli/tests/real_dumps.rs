@@ -147,3 +147,34 @@ fn doctor_reads_a_ports_report() {
     let out = text(&r);
     assert!(out.contains("pssp routes this fabric"), "{out}");
 }
+
+#[test]
+fn the_engine_matrix_names_an_engine_for_every_fabric() {
+    let f = fixture("plafrim2.ibnetdiscover-p");
+    let r = osmroute(&[
+        "compare",
+        "--matrix",
+        "--patterns",
+        "20",
+        "--matrix-fabric",
+        &f,
+    ]);
+    let out = text(&r);
+    assert!(r.status.success(), "{out}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| fabric"))
+        .collect();
+    assert!(rows.len() >= 11, "{out}");
+    for row in &rows {
+        assert!(!row.ends_with("| none of ours |"), "{row}");
+    }
+    let grid = rows.iter().find(|r| r.starts_with("| hyperx")).unwrap();
+    assert!(grid.ends_with("| hxdor |"), "{grid}");
+    let sf = rows.iter().find(|r| r.starts_with("| slim fly")).unwrap();
+    assert!(sf.ends_with("| sfmin |"), "{sf}");
+    assert!(
+        out.contains("plafrim2.ibnetdiscover-p: hxdor declines"),
+        "{out}"
+    );
+}

@@ -7,13 +7,13 @@
 pub mod balance;
 pub mod dla;
 mod example_config;
+pub mod hand_built;
 pub mod hxdor;
 pub mod layered;
+pub mod matrix;
 pub mod mlid;
 pub mod pssp;
 pub mod sfmin;
-#[cfg(test)]
-pub(crate) mod test_shapes;
 
 pub use example_config::example_configuration;
 

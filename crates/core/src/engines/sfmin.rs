@@ -125,7 +125,7 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
             NAME,
             format!(
                 "minimal paths need up to {d} switch hops ({} to {}); its hop-position VLs cover paths of up to \
-                 {} (Slim Flies and their damaged forms); use pssp or layered here",
+                 {} (Slim Flies and their damaged forms); use pssp here (hxdor on tori and hypercubes)",
                 name(a),
                 name(b),
                 MAX_SWITCH_HOPS + 1
@@ -441,7 +441,7 @@ mod tests {
             ),
             (
                 "dragonfly+",
-                crate::engines::test_shapes::dragonfly_plus(4, 4, 4, 2),
+                crate::engines::hand_built::dragonfly_plus(4, 4, 4, 2),
                 "not a Slim Fly",
             ),
         ] {
@@ -463,7 +463,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("up to 6 switch hops") && e.contains("use pssp or layered"),
+            e.contains("up to 6 switch hops") && e.contains("use pssp here"),
             "{e}"
         );
         let sf = fabric(gen::slimfly::slimfly(5, 1).unwrap(), 1);

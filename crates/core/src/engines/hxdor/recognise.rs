@@ -148,7 +148,7 @@ pub fn recognise(graph: &SwitchGraph, map: &GridMap) -> Result<Fill, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engines::test_shapes::{dragonfly_plus, rail_pod};
+    use crate::engines::hand_built::{dragonfly_plus, rail_pod};
     use crate::fabric::Fabric;
     use crate::gen;
     use crate::topology::grid::map_grid;

@@ -41,7 +41,7 @@ pub fn recognise(fabric: &Fabric, graph: &SwitchGraph) -> Result<u16, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engines::test_shapes::{dragonfly_plus, rail_pod};
+    use crate::engines::hand_built::{dragonfly_plus, rail_pod};
     use crate::gen;
 
     fn verdict(mut b: crate::FabricBuilder) -> Result<u16, String> {

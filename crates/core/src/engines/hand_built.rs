@@ -1,6 +1,6 @@
 //! Fabrics no generator here makes, built by hand for the engines'
-//! recogniser tests: a small Dragonfly+ and a two-level rail pod. (The
-//! generated families are in `gen`.)
+//! recogniser tests and the engine matrix: a small Dragonfly+ and a
+//! two-level rail pod. (The generated families are in `gen`.)
 
 use crate::fabric::{FabricBuilder, NodeId, NodeKind, PortRef};
 
