@@ -35,14 +35,15 @@ fn read(dir: &Path, name: &str) -> Result<Option<String>, String> {
 #[derive(clap::Args)]
 pub struct FabricArgs {
     /// ibsim net file, `ibnetdiscover` output (also ibdiagnet2's
-    /// `ibdiagnet2.ibnetdiscover`) or an `ibnetdiscover -p` ports report;
-    /// the form is recognised (or named with --format). The last two carry
-    /// the LIDs the SM assigned, which are used unless --lmc asks for
-    /// another LMC.
+    /// `ibdiagnet2.ibnetdiscover`), an `ibnetdiscover -p` ports report, or
+    /// a subnet list (`ibdiagnet2.lst`, `opensm-subnet.lst`); the form is
+    /// recognised (or named with --format). All but the net file carry the
+    /// LIDs the SM assigned, which are used unless --lmc asks for another
+    /// LMC.
     #[arg(long)]
     pub fabric: PathBuf,
-    /// The fabric file's form: net, ibnetdiscover or ports (default: found
-    /// from the file's lines).
+    /// The fabric file's form: net, ibnetdiscover, ports or lst (default:
+    /// found from the file's lines).
     #[arg(long, value_parser = parse_form)]
     pub format: Option<Form>,
     /// LMC for CA ports, with sequential LIDs (with --guid2lid the file's).

@@ -1,7 +1,10 @@
 //! Which form a fabric file is in, and reading it in that form: an ibsim
 //! net file, ibnetdiscover's topology (also ibdiagnet2's
-//! `ibdiagnet2.ibnetdiscover`), or its ports report (`ibnetdiscover -p`).
+//! `ibdiagnet2.ibnetdiscover`), its ports report (`ibnetdiscover -p`), or
+//! a subnet list (ibdiagnet2's `ibdiagnet2.lst`, OpenSM's
+//! `opensm-subnet.lst`).
 
+use crate::dumps::subnet_lst;
 use crate::fabric::FabricBuilder;
 use crate::io::pasted::{self, Skipped};
 use crate::io::{ibnetdiscover, netfile, ports_report};
@@ -14,10 +17,12 @@ pub enum Form {
     Ibnetdiscover,
     /// `ibnetdiscover -p`.
     PortsReport,
+    /// `ibdiagnet2.lst` / `opensm-subnet.lst`: one line per cable end.
+    SubnetList,
 }
 
 impl Form {
-    pub const NAMES: [&'static str; 3] = ["net", "ibnetdiscover", "ports"];
+    pub const NAMES: [&'static str; 4] = ["net", "ibnetdiscover", "ports", "lst"];
 
     /// Whether the file carries the LIDs an SM assigned.
     pub fn has_lids(self) -> bool {
@@ -31,6 +36,7 @@ impl std::fmt::Display for Form {
             Form::NetFile => "net",
             Form::Ibnetdiscover => "ibnetdiscover",
             Form::PortsReport => "ports",
+            Form::SubnetList => "lst",
         })
     }
 }
@@ -42,6 +48,7 @@ impl std::str::FromStr for Form {
             "net" => Ok(Form::NetFile),
             "ibnetdiscover" => Ok(Form::Ibnetdiscover),
             "ports" => Ok(Form::PortsReport),
+            "lst" => Ok(Form::SubnetList),
             _ => Err(format!(
                 "unknown fabric format '{s}' (expected one of {})",
                 Form::NAMES.join(", ")
@@ -65,9 +72,16 @@ pub fn detect(text: &str) -> Form {
         Form::Ibnetdiscover
     } else if text.lines().any(|l| ports_report::is_record(l.trim())) {
         Form::PortsReport
+    } else if text.lines().any(|l| is_lst_line(l.trim())) {
+        Form::SubnetList
     } else {
         Form::NetFile
     }
+}
+
+/// `{ SW Ports:.. ... PortGUID:.. ... } { ... }`.
+fn is_lst_line(line: &str) -> bool {
+    line.starts_with("{ ") && line.contains("PortGUID:") && line.contains(" } { ")
 }
 
 /// A fabric file read.
@@ -122,6 +136,10 @@ pub fn read(text: &str, form: Option<Form>) -> Result<FabricText, ReadError> {
             let d = ports_report::read(text).map_err(|e| err(e.line, e.message))?;
             (d.builder, d.skipped)
         }
+        Form::SubnetList => (
+            subnet_lst::read(pasted::without_bom(text), 0).map_err(|e| err(e.line, e.message))?,
+            Vec::new(),
+        ),
     };
     Ok(FabricText {
         builder,
