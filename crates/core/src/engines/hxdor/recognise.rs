@@ -222,4 +222,44 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn damaged_grids_within_the_tolerance_are_still_grids() {
+        // A switch and cables gone (as the live test's outage does), and
+        // the heaviest damage hxdor's own tests route.
+        for (name, make, switches, links) in [
+            (
+                "hyperx 3x3x3",
+                gen::hyperx::hyperx(&[3, 3, 3], &[1, 1, 1], 1).unwrap(),
+                0.04,
+                0.02,
+            ),
+            (
+                "hyperx 4x4x4",
+                gen::hyperx::hyperx(&[4, 4, 4], &[1, 1, 1], 1).unwrap(),
+                0.20,
+                0.15,
+            ),
+            (
+                "hypercube 6",
+                gen::hyperx::hypercube(6, 1, 1).unwrap(),
+                0.15,
+                0.10,
+            ),
+            (
+                "torus 6x5x7",
+                gen::torus::torus(&[6, 5, 7], &[1, 1, 1], 1).unwrap(),
+                0.02,
+                0.02,
+            ),
+        ] {
+            for seed in 1..=3 {
+                let (mut b, _) = gen::degrade::drop_switches(&make, switches, seed).unwrap();
+                gen::degrade::drop_links(&mut b, links, seed).unwrap();
+                if let Err(e) = verdict(b) {
+                    panic!("{name} -{switches} switches -{links} links seed {seed}: {e}");
+                }
+            }
+        }
+    }
 }
