@@ -84,7 +84,9 @@ pub fn is_record(line: &str) -> bool {
     let first = words.next().unwrap_or("");
     let numeric_second = words.next().is_some_and(|w| w.parse::<u16>().is_ok());
     let key = first.split_once('=').map(|(k, _)| k);
-    bracketed(line).is_some_and(|(port, _)| port.parse::<u8>().is_ok())
+    // A port line names its peer in quotes, which a shell's job line
+    // (`[1] 12345`, `[1]+  Done`) does not.
+    (bracketed(line).is_some_and(|(port, _)| port.parse::<u8>().is_ok()) && line.contains('"'))
         || (matches!(first, "Switch" | "Ca" | "Rt") && numeric_second)
         || matches!(
             key,
@@ -597,6 +599,9 @@ Ca\t1 \"H-0000000000000020\"\t\t# \"h\"\r\n\
 
     #[test]
     fn a_strange_line_between_records_is_still_an_error() {
+        // A shell's job line before the topology is skipped too.
+        let d = read_with_notes(&format!("[1] 12345\n{PASTED}")).unwrap();
+        assert_eq!(d.skipped[0].text, "[1] 12345");
         let text = PASTED.replace("\r\n\r\nCa", "\r\ngarbage here\r\nCa");
         let e = read(&text).err().unwrap();
         assert_eq!(e.line, 8);
