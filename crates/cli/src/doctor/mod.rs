@@ -33,8 +33,10 @@ pub struct Args {
     /// /etc/opensm/osmroute.conf, as the plugin reads it).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The fabric OpenSM routes (ibsim net file or `ibnetdiscover`
-    /// output): the chain's engines are tried on it offline.
+    /// The fabric OpenSM routes (ibsim net file, `ibnetdiscover` output
+    /// plain or `-p`, `ibdiagnet2.ibnetdiscover` or `ibdiagnet2.lst`;
+    /// recognised by its lines): the chain's engines are tried on it
+    /// offline, and every engine of ours to recommend the one that fits.
     #[arg(long, conflicts_with = "dumps")]
     fabric: Option<PathBuf>,
     /// A dump directory of a pass (OpenSM's `-D 0x43` files): its fabric is
