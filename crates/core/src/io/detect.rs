@@ -173,6 +173,15 @@ mod tests {
     }
 
     #[test]
+    fn a_net_file_with_a_bom_and_crlf_reads() {
+        let net =
+            "\u{feff}Switch 8 \"s0\"\r\n[1] \"h0\"[1]\r\n\r\nHca 1 \"h0\"\r\n[1] \"s0\"[1]\r\n";
+        let r = read(net, None).unwrap();
+        assert_eq!(r.form, Form::NetFile);
+        assert_eq!(r.builder.node_count(), 2);
+    }
+
+    #[test]
     fn errors_say_the_form_and_the_line() {
         let e = read(
             "Switch 8 \"S-0000000000000010\"\n[1] \"S-0000000000000011\"[1]\n",
