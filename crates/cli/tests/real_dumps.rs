@@ -3,29 +3,19 @@
 //! ibnetdiscover file pasted from a terminal (BOM, CRLF, prompts), and
 //! `--lmc` on input that carries LIDs.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn osmroute(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_osmroute"))
-        .args(args)
-        .output()
-        .expect("run osmroute")
-}
+use std::process::Output;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("osmroute-dumps-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
+use common::{osmroute, scratch};
 
 fn fixture(name: &str) -> String {
     format!("{}/../../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Everything `osmroute` printed, standard output then standard error.
 fn text(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+    common::text(&o.stdout) + &common::text(&o.stderr)
 }
 
 /// Routes `fabric` with `engine` (extra args after), checks the result with
@@ -85,7 +75,7 @@ fn lmc_on_discovered_lids_renumbers_and_says_so() {
 
 #[test]
 fn a_pasted_ibnetdiscover_file_reads_with_warnings_naming_the_lines() {
-    let dir = scratch("pasted");
+    let dir = scratch("dumps-pasted");
     let real = std::fs::read_to_string(fixture("x5-voltaire.ibnetdiscover")).unwrap();
     let pasted = format!(
         "\u{feff}[admin@x5 ~]$ sudo ibnetdiscover\r\n{}[admin@x5 ~]$ logout\r\n",
@@ -111,7 +101,7 @@ fn a_pasted_ibnetdiscover_file_reads_with_warnings_naming_the_lines() {
     let at = broken.len() / 2;
     broken.insert(at, "this is not ibnetdiscover");
     std::fs::write(&file, broken.join("\n")).unwrap();
-    let o = scratch("pasted-broken");
+    let o = scratch("dumps-pasted-broken");
     let r = osmroute(&[
         "route",
         "--engine",
@@ -134,7 +124,7 @@ fn a_pasted_ibnetdiscover_file_reads_with_warnings_naming_the_lines() {
 
 #[test]
 fn doctor_reads_a_ports_report() {
-    let dir = scratch("doctor");
+    let dir = scratch("dumps-doctor");
     let conf = dir.join("opensm.conf");
     std::fs::write(&conf, "routing_engine pssp\nqos TRUE\n").unwrap();
     let r = osmroute(&[

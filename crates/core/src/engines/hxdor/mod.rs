@@ -60,7 +60,7 @@ use std::collections::HashMap;
 
 use crate::deadlock::hop_vls::{HopVlPlan, PlannedHop};
 use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid, NodeId, Peer, PortNum, SwitchId};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
 use crate::topology::grid::map_grid;
@@ -123,12 +123,14 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     if graph.switch_count() == 0 {
         return Err(Error::declined(
             NAME,
+            Decline::NoSwitches,
             "the fabric has no switches; nothing to route",
         ));
     }
     if let Some(lost) = graph.unreached_from(SwitchId::new(0)) {
         return Err(Error::declined(
             NAME,
+            Decline::Disconnected,
             format!(
                 "{} cannot be reached from {}: the fabric is in pieces",
                 fabric.describe_switch(lost),
@@ -138,15 +140,22 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     }
     // Mapped on switch ids (GUID order), so that dimensions and coordinates
     // are numbered alike whatever order the SM or a net file lists nodes in.
-    let mapped = map_grid(graph)
-        .map_err(|e| Error::declined(NAME, format!("not a FlatFly, hypercube or torus: {e}")))?;
-    recognise::recognise(graph, &mapped).map_err(|why| Error::declined(NAME, why))?;
+    let mapped = map_grid(graph).map_err(|e| {
+        Error::declined(
+            NAME,
+            Decline::NotItsTopology,
+            format!("not a FlatFly, hypercube or torus: {e}"),
+        )
+    })?;
+    recognise::recognise(graph, &mapped)
+        .map_err(|why| Error::declined(NAME, Decline::NotItsTopology, why))?;
     let dims = mapped.extent.len();
     let lines = Lines::new(graph, &mapped);
     let rings: Vec<usize> = (0..dims).filter(|&i| mapped.ring[i]).collect();
     if rings.len() > 4 {
         return Err(Error::declined(
             NAME,
+            Decline::OutOfSls,
             format!(
                 "a {}-ring torus needs a dateline bit per ring in the path SL, which has 4; use pssp or layered",
                 rings.len()
@@ -159,6 +168,7 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     if vls < vls_per_order {
         return Err(Error::declined(
             NAME,
+            Decline::TooFewVls,
             format!(
                 "rings need 2 VLs for their datelines; {}",
                 why_too_few_vls(NAME, fabric, 0)
@@ -209,8 +219,8 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
                 continue;
             }
             Ok(r) => break r,
-            Err(why) if count == 1 => return Err(Error::declined(NAME, why)),
-            Err(why) => {
+            Err((code, why)) if count == 1 => return Err(Error::declined(NAME, code, why)),
+            Err((_, why)) => {
                 log::info!("{NAME}: with {count} dimension orders: {why}; trying one fewer")
             }
         }
@@ -220,6 +230,7 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     if routed.detours > 0 && detour_vl as usize >= vls {
         return Err(Error::declined(
             NAME,
+            Decline::TooFewVls,
             format!(
                 "detours around missing cables or switches need VL {detour_vl} beside dimension order's; {}",
                 why_too_few_vls(NAME, fabric, 0)
@@ -459,7 +470,7 @@ impl Grid<'_> {
         choices[lid.idx() % choices.len()]
     }
 
-    fn route(&self, orders: &[Vec<usize>], shape: Shape) -> Result<Routed, String> {
+    fn route(&self, orders: &[Vec<usize>], shape: Shape) -> Result<Routed, (Decline, String)> {
         let fabric = self.fabric;
         let graph = fabric.graph();
         let count = orders.len();
@@ -520,10 +531,13 @@ impl Grid<'_> {
                         (true, _) => last_port,
                         (false, Some(y)) => self.port(s, y, lid),
                         (false, None) => {
-                            return Err(format!(
-                                "{} has no route to {}",
-                                fabric.describe_switch(s),
-                                fabric.describe_switch(t)
+                            return Err((
+                                Decline::TooDamaged,
+                                format!(
+                                    "{} has no route to {}",
+                                    fabric.describe_switch(s),
+                                    fabric.describe_switch(t)
+                                ),
                             ))
                         }
                     };
@@ -539,10 +553,13 @@ impl Grid<'_> {
                     let mut suffix_bits = None;
                     while x != t {
                         let y = next[x].ok_or_else(|| {
-                            format!(
-                                "{} has no route to {}",
-                                fabric.describe_switch(x),
-                                fabric.describe_switch(t)
+                            (
+                                Decline::TooDamaged,
+                                format!(
+                                    "{} has no route to {}",
+                                    fabric.describe_switch(x),
+                                    fabric.describe_switch(t)
+                                ),
                             )
                         })?;
                         let out = self.port(x, y, lid);
@@ -570,11 +587,15 @@ impl Grid<'_> {
                         };
                         x = y;
                     }
-                    let sl = plan.place(&hops).ok_or_else(|| match NUM_SLS - count * shape.sls_per_order {
-                        0 => "the orders take every SL, none is left for detours".to_string(),
-                        spare => format!(
-                            "the detours contradict each other's VLs on more port pairs than the {spare} spare SLs tell apart"
-                        ),
+                    let sl = plan.place(&hops).ok_or_else(|| {
+                        let why = match NUM_SLS - count * shape.sls_per_order {
+                            0 => "the orders take every SL, none is left for detours".to_string(),
+                            spare => format!(
+                                "the detours contradict each other's VLs on more port pairs than the {spare} \
+                                 spare SLs tell apart"
+                            ),
+                        };
+                        (Decline::OutOfSls, why)
                     })?;
                     sls.set(s, lid, sl);
                     detours += 1;
