@@ -123,10 +123,19 @@ fn anchors(markdown: &str) -> BTreeSet<String> {
     seen
 }
 
-/// The targets of the Markdown links `[text](target)` in `markdown`.
+/// The targets of the Markdown links `[text](target)` in `markdown`,
+/// outside inline code (a port label such as `[1](1/1/1)` quoted from a
+/// file format is no link).
 fn link_targets(markdown: &str) -> Vec<String> {
+    let prose: String = markdown
+        .split('`')
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .map(|(_, part)| part)
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut targets = Vec::new();
-    let mut rest = markdown;
+    let mut rest = prose.as_str();
     while let Some(i) = rest.find("](") {
         rest = &rest[i + 2..];
         if let Some(end) = rest.find(')') {

@@ -139,7 +139,7 @@ fn a_torus_and_qos_off_fall_back() {
     let mut sim = Sim::start("sfmintorus", &torus);
     fell_back(
         &sim.opensm(&["routing_engine sfmin,minhop", "qos TRUE"], &[]),
-        "use pssp or layered",
+        "use pssp here",
     );
     let sf = generate(&["slimfly", "--q", "5", "--p", "1"]);
     let mut sim = Sim::start("sfminnoqos", &sf);

@@ -1,6 +1,7 @@
 //! `osmroute compare DIR...`: several routings side by side, one column per
 //! directory (one per OpenSM engine, or per offline engine on one fabric),
-//! measured with the same bisection patterns.
+//! measured with the same bisection patterns. `osmroute compare --matrix`:
+//! which engine for which fabric (`matrix`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,10 +12,19 @@ use crate::summary::Summary;
 #[derive(clap::Args)]
 pub struct Args {
     /// Dump directories, as `osmroute check` reads them.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "matrix")]
     dirs: Vec<PathBuf>,
     #[command(flatten)]
     measure: Measure,
+    /// Instead: route small instances of every generated family (and each
+    /// --matrix-fabric) with every engine of ours and print which engine
+    /// fits which fabric, and the one to use.
+    #[arg(long, conflicts_with = "dirs")]
+    matrix: bool,
+    /// A fabric file (net, ibnetdiscover or ports report) to add to the
+    /// matrix as a row; may be repeated.
+    #[arg(long, requires = "matrix")]
+    matrix_fabric: Vec<PathBuf>,
 }
 
 /// Marks figures that rest on assumptions (see the footnote).
@@ -73,6 +83,9 @@ fn rows() -> Vec<Row> {
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
+    if args.matrix {
+        return crate::cmd_matrix::run(&args.matrix_fabric, &args.measure);
+    }
     let summaries = args
         .dirs
         .iter()

@@ -10,8 +10,8 @@ use osmroute_core::dumps::{
     SUBNET_FILE,
 };
 use osmroute_core::fabric::VlBudget;
+use osmroute_core::io::detect::{self, Form};
 use osmroute_core::io::guid2lid::Guid2Lid;
-use osmroute_core::io::{ibnetdiscover, netfile};
 use osmroute_core::routing::DlidChoice;
 use osmroute_core::{Fabric, PathSl, Routing};
 
@@ -34,13 +34,23 @@ fn read(dir: &Path, name: &str) -> Result<Option<String>, String> {
 /// Where a fabric comes from, for the commands that take one.
 #[derive(clap::Args)]
 pub struct FabricArgs {
-    /// ibsim net file, or `ibnetdiscover` output (recognised by its
-    /// GUID-named nodes; its LIDs are used).
+    /// ibsim net file, `ibnetdiscover` output (also ibdiagnet2's
+    /// `ibdiagnet2.ibnetdiscover`), an `ibnetdiscover -p` ports report, or
+    /// a subnet list (`ibdiagnet2.lst`, `opensm-subnet.lst`); the form is
+    /// recognised (or named with --format). All but the net file carry the
+    /// LIDs the SM assigned, which are used unless --lmc asks for another
+    /// LMC.
     #[arg(long)]
     pub fabric: PathBuf,
+    /// The fabric file's form: net, ibnetdiscover, ports or lst (default:
+    /// found from the file's lines).
+    #[arg(long, value_parser = parse_form)]
+    pub format: Option<Form>,
     /// LMC for CA ports, with sequential LIDs (with --guid2lid the file's).
-    #[arg(long, default_value_t = 0)]
-    pub lmc: u8,
+    /// With ibnetdiscover input the file's LIDs are kept when they already
+    /// fit this LMC, else every LID is re-numbered (a line says so).
+    #[arg(long)]
+    pub lmc: Option<u8>,
     /// Take the LIDs from OpenSM's guid2lid cache file (in $OSM_CACHE_DIR,
     /// default /var/cache/opensm) so the offline run reproduces a live one.
     #[arg(long)]
@@ -62,8 +72,18 @@ impl FabricArgs {
             sl2vl_programmed: self.qos,
             limited_by: format!("--vls {} sets it; raise --vls (at most 15)", self.vls),
         };
-        fabric(&self.fabric, self.lmc, self.guid2lid.as_deref(), budget)
+        let source = Source {
+            path: &self.fabric,
+            format: self.format,
+            lmc: self.lmc,
+            guid2lid: self.guid2lid.as_deref(),
+        };
+        source.load(budget)
     }
+}
+
+fn parse_form(text: &str) -> Result<Form, String> {
+    text.parse()
 }
 
 /// A VL count a port can have.
@@ -76,42 +96,107 @@ fn parse_vls(text: &str) -> Result<u8, String> {
     }
 }
 
-/// A fabric file: an ibsim net file with sequential LIDs (`lmc` for CA
-/// ports) or with OpenSM's from its guid2lid cache, or `ibnetdiscover`
-/// output with the LIDs it discovered.
+/// A fabric file and how to give it LIDs.
+pub struct Source<'a> {
+    pub path: &'a Path,
+    /// None: recognised from the file.
+    pub format: Option<Form>,
+    /// None: the file's LIDs (ibnetdiscover) or LMC 0 (net file).
+    pub lmc: Option<u8>,
+    pub guid2lid: Option<&'a Path>,
+}
+
+impl Source<'_> {
+    /// Reads the fabric: a net file gets sequential LIDs (`lmc` for CA
+    /// ports) or OpenSM's from its guid2lid cache; ibnetdiscover output
+    /// keeps the LIDs it discovered unless `lmc` asks for an LMC they do
+    /// not fit, in which case all are re-numbered and a line says so. Lines
+    /// skipped around the topology are warned about on stderr.
+    pub fn load(&self, budget: VlBudget) -> Result<Fabric, String> {
+        let path = self.path;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let read =
+            detect::read(&text, self.format).map_err(|e| format!("{}: {e}", path.display()))?;
+        for skipped in &read.skipped {
+            eprintln!("warning: {}: {skipped}", path.display());
+        }
+        let mut builder = read.builder;
+        match (self.guid2lid, self.lmc) {
+            (Some(g), _) => {
+                let text = std::fs::read_to_string(g)
+                    .map_err(|e| format!("cannot read {}: {e}", g.display()))?;
+                let lids = Guid2Lid::read(&text).map_err(|e| format!("{}: {e}", g.display()))?;
+                // The file's LID ranges carry the LMC; `lmc` does not apply.
+                lids.apply(&mut builder)
+                    .map_err(|e| format!("{}: {e}", g.display()))?;
+            }
+            (None, lmc) if read.form.has_lids() => {
+                if let Some(lmc) = lmc.filter(|&l| !lids_fit(&builder, l)) {
+                    eprintln!(
+                        "note: {}: its LIDs are not those of LMC {lmc} (CA ports with LMC {lmc} and base LIDs multiples of {}, each range free): every LID re-numbered sequentially, as an SM with `lmc {lmc}` would assign them afresh",
+                        path.display(),
+                        1u32 << lmc
+                    );
+                    builder
+                        .assign_lids_sequential(lmc)
+                        .map_err(|e| e.to_string())?;
+                } else if let Some(lmc) = lmc {
+                    builder.set_lmc(lmc);
+                }
+            }
+            (None, lmc) => builder
+                .assign_lids_sequential(lmc.unwrap_or(0))
+                .map_err(|e| e.to_string())?,
+        }
+        builder.set_vl_budget(budget);
+        builder
+            .build()
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Whether the LIDs in `builder` serve LMC `lmc` as they are: every CA
+/// port has that LMC and a base LID that is a multiple of 2^lmc, and the
+/// LIDs of its range are its own (no other port's LID falls inside).
+fn lids_fit(builder: &osmroute_core::FabricBuilder, lmc: u8) -> bool {
+    let step = 1u32 << lmc;
+    let ports = builder.end_ports();
+    let mut taken = std::collections::HashSet::new();
+    for at in &ports {
+        let node = builder.node(at.node);
+        let Some(port) = node.port(at.port.raw()) else {
+            return false;
+        };
+        let lid = u32::from(port.lid.raw());
+        if lid == 0 {
+            return false;
+        }
+        let span = if node.is_switch() { 1 } else { step };
+        if !node.is_switch() && (lid % step != 0 || port.lmc != lmc) {
+            return false;
+        }
+        if !(lid..lid + span).all(|l| taken.insert(l)) {
+            return false;
+        }
+    }
+    true
+}
+
+/// A fabric file with LIDs as [`Source::load`] gives them.
 pub fn fabric(
     path: &Path,
     lmc: u8,
     guid2lid: Option<&Path>,
     budget: VlBudget,
 ) -> Result<Fabric, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    // ibnetdiscover names nodes by GUID ("S-0002c9...") and carries LIDs.
-    let discovered = text.contains("\"S-") && text.contains(" lid ");
-    let mut builder = if discovered {
-        ibnetdiscover::read(&text).map_err(|e| format!("{}: {e}", path.display()))?
-    } else {
-        netfile::read(&text).map_err(|e| format!("{}: {e}", path.display()))?
-    };
-    match guid2lid {
-        Some(g) => {
-            let text = std::fs::read_to_string(g)
-                .map_err(|e| format!("cannot read {}: {e}", g.display()))?;
-            let lids = Guid2Lid::read(&text).map_err(|e| format!("{}: {e}", g.display()))?;
-            // The file's LID ranges carry the LMC; `lmc` does not apply.
-            lids.apply(&mut builder)
-                .map_err(|e| format!("{}: {e}", g.display()))?;
-        }
-        None if discovered => {} // LIDs as discovered
-        None => builder
-            .assign_lids_sequential(lmc)
-            .map_err(|e| e.to_string())?,
+    Source {
+        path,
+        format: None,
+        lmc: Some(lmc),
+        guid2lid,
     }
-    builder.set_vl_budget(budget);
-    builder
-        .build()
-        .map_err(|e| format!("{}: {e}", path.display()))
+    .load(budget)
 }
 
 /// The directory's path-selection file (`osmroute-path-select.txt`), if any.

@@ -7,6 +7,7 @@ mod cmd_churn;
 mod cmd_compare;
 mod cmd_gen;
 mod cmd_layers;
+mod cmd_matrix;
 mod cmd_mlid_path;
 mod cmd_route;
 mod doctor;

@@ -345,3 +345,37 @@ fn an_unreadable_configuration_is_exit_2() {
         r.out
     );
 }
+
+/// The recommendation follows the engine matrix's rule: an engine that
+/// routes a fabric it is not made for, less well than one that is, is a
+/// warning naming the one to put first; one that declines gets the same
+/// advice.
+#[test]
+fn the_engine_made_for_the_fabric_is_recommended() {
+    let d = Doctor::new("fit");
+    let hx = d.gen("hx.net", &["hyperx", "--dims", "3,3,3", "--p", "2"]);
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine dla,pssp\nqos TRUE\n",
+        &["--fabric", &hx],
+    );
+    assert!(
+        r.out.contains("dla routes this fabric, but not well"),
+        "{}",
+        r.out
+    );
+    assert!(r.out.contains("routing_engine hxdor,dla,pssp"), "{}", r.out);
+    let tree = d.gen(
+        "ls.net",
+        &["pgft", "--down", "8,6", "--up", "1,2", "--parallel", "1,2"],
+    );
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine hxdor,pssp\nqos TRUE\n",
+        &["--fabric", &tree],
+    );
+    assert!(r.out.contains("hxdor declines"), "{}", r.out);
+    assert!(
+        r.out.contains("whose lines are not cliques or rings"),
+        "{}",
+        r.out
+    );
+}

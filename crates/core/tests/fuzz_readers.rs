@@ -21,7 +21,7 @@ use osmroute_core::dumps::{ibdmchk, lfts, osm_sl2vl, path_select, subnet_lst, sw
 use osmroute_core::engines::{config_sections, ENGINES};
 use osmroute_core::gen::{dragonfly, fattree};
 use osmroute_core::io::guid2lid::Guid2Lid;
-use osmroute_core::io::{ibnetdiscover, netfile};
+use osmroute_core::io::{detect, ibnetdiscover, netfile, ports_report};
 use osmroute_core::pipeline::route_by_name;
 use osmroute_core::{Fabric, FabricBuilder, PathSl, Routing};
 
@@ -337,6 +337,35 @@ proptest! {
     }
 
     #[test]
+    fn pasted_ibdiagnet2_output(text in input(pasted_ibdiagnet2())) {
+        no_panic_no_hang("ibnetdiscover::read_with_notes", move || {
+            if let Ok(d) = ibnetdiscover::read_with_notes(&text) {
+                use_fabric(d.builder, false);
+            }
+        });
+    }
+
+    #[test]
+    fn ports_reports(text in input(PORTS_REPORT.to_string())) {
+        no_panic_no_hang("ports_report::read", move || {
+            if let Ok(d) = ports_report::read(&text) {
+                use_fabric(d.builder, false);
+            }
+        });
+    }
+
+    /// A real cluster's report, read in whatever form it is detected as
+    /// after the mutation.
+    #[test]
+    fn a_real_ports_report_detected(text in input(PLAFRIM2.to_string())) {
+        no_panic_no_hang("detect::read", move || {
+            if let Ok(r) = detect::read(&text, None) {
+                use_fabric(r.builder, !r.form.has_lids());
+            }
+        });
+    }
+
+    #[test]
     fn ibnetdiscover_output(text in input(IBNETDISCOVER.to_string())) {
         no_panic_no_hang("ibnetdiscover::read", move || {
             if let Ok(b) = ibnetdiscover::read(&text) {
@@ -514,6 +543,40 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"\n\
 [1](100001) \t\"S-0000000000200000\"[1]\t\t# lid 2 lmc 1 \"s0\" lid 4 4xSDR\n\
 [2](100002) \t\"S-0000000000200001\"[1]\t\t# lid 6 lmc 1 \"s1\" lid 5 4xSDR\n";
 
+/// `IBNETDISCOVER` as ibdiagnet2 labels ports and a terminal pastes it:
+/// BOM, CRLF, a prompt above and below, `[n](a/b/c)` on switch ports.
+fn pasted_ibdiagnet2() -> String {
+    let labelled = IBNETDISCOVER
+        .replace("[1]\t\"H-", "[1](1/1/1)\t\"H-")
+        .replace("[2]\t\"H-", "[2](1/1/2)\t\"H-")
+        .replace("[5]\t\"S-", "[5](65)\t\"S-");
+    format!(
+        "\u{feff}admin@mgmt:~$ cat ibdiagnet2.ibnetdiscover\r\n{}admin@mgmt:~$ \r\n",
+        labelled.replace('\n', "\r\n")
+    )
+}
+
+/// `IBNETDISCOVER`'s fabric as `ibnetdiscover -v -p` prints it (trace
+/// line, both ends of every cable, an uncabled port).
+const PORTS_REPORT: &str =
+    "DR path slid 0; dlid 0; 0 -> new Channel Adapter {0000000000100000} portnum 1 lid 0-0 \"\"\n\
+CA     6  2 0x0000000000100002 4x SDR - SW     5  1 0x0000000000200001 ( 'h0' - 's1' )\n\
+CA     2  1 0x0000000000100001 4x SDR - SW     4  1 0x0000000000200000 ( 'h0' - 's0' )\n\
+CA     8  1 0x0000000000100004 4x SDR - SW     4  2 0x0000000000200000 ( 'h1' - 's0' )\n\
+CA    10  1 0x0000000000100006 4x SDR - SW     5  2 0x0000000000200001 ( 'h2' - 's1' )\n\
+SW     4  1 0x0000000000200000 4x SDR - CA     2  1 0x0000000000100001 ( 's0' - 'h0' )\n\
+SW     4  2 0x0000000000200000 4x SDR - CA     8  1 0x0000000000100004 ( 's0' - 'h1' )\n\
+SW     4  5 0x0000000000200000 4x SDR - SW     5  5 0x0000000000200001 ( 's0' - 's1' )\n\
+SW     4  6 0x0000000000200000 4x SDR - SW     5  6 0x0000000000200001 ( 's0' - 's1' )\n\
+SW     4  8 0x0000000000200000 4x ???                                    's0'\n\
+SW     5  1 0x0000000000200001 4x SDR - CA     6  2 0x0000000000100002 ( 's1' - 'h0' )\n\
+SW     5  2 0x0000000000200001 4x SDR - CA    10  1 0x0000000000100006 ( 's1' - 'h2' )\n\
+SW     5  5 0x0000000000200001 4x SDR - SW     4  5 0x0000000000200000 ( 's1' - 's0' )\n\
+SW     5  6 0x0000000000200001 4x SDR - SW     4  6 0x0000000000200000 ( 's1' - 's0' )\n";
+
+/// A real cluster's ports report (see tests/fixtures/README.md).
+const PLAFRIM2: &str = include_str!("../../../tests/fixtures/plafrim2.ibnetdiscover-p");
+
 /// The valid inputs themselves read back (so the mutations start from
 /// files the readers accept).
 #[test]
@@ -524,6 +587,18 @@ fn the_valid_inputs_read() {
     b.assign_lids_sequential(0).unwrap();
     b.build().unwrap();
     ibnetdiscover::read(IBNETDISCOVER).unwrap().build().unwrap();
+    let d = ibnetdiscover::read_with_notes(&pasted_ibdiagnet2()).unwrap();
+    assert_eq!(d.skipped.len(), 2, "{:?}", d.skipped);
+    assert_eq!(d.builder.build().unwrap().cas().count(), 3);
+    let f = ports_report::read(PORTS_REPORT)
+        .unwrap()
+        .builder
+        .build()
+        .unwrap();
+    assert_eq!((f.switch_count(), f.cas().count()), (2, 3));
+    let r = detect::read(PLAFRIM2, None).unwrap();
+    assert_eq!(r.form, detect::Form::PortsReport);
+    r.builder.build().unwrap();
     let g = Guid2Lid::read(&guid2lid_of(df)).unwrap();
     let mut b = small_dragonfly();
     g.apply(&mut b).unwrap();

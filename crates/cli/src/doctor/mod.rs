@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use osmroute_core::config::{Settings, CONFIG_ENV, DEFAULT_CONFIG_PATH};
-use osmroute_core::engines;
+use osmroute_core::engines::{self, matrix};
 use osmroute_core::fabric::VlBudget;
 use osmroute_core::{Fabric, Routing};
 
@@ -33,8 +33,10 @@ pub struct Args {
     /// /etc/opensm/osmroute.conf, as the plugin reads it).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// The fabric OpenSM routes (ibsim net file or `ibnetdiscover`
-    /// output): the chain's engines are tried on it offline.
+    /// The fabric OpenSM routes (ibsim net file, `ibnetdiscover` output
+    /// plain or `-p`, `ibdiagnet2.ibnetdiscover` or `ibdiagnet2.lst`;
+    /// recognised by its lines): the chain's engines are tried on it
+    /// offline, and every engine of ours to recommend the one that fits.
     #[arg(long, conflicts_with = "dumps")]
     fabric: Option<PathBuf>,
     /// A dump directory of a pass (OpenSM's `-D 0x43` files): its fabric is
@@ -239,6 +241,15 @@ fn try_our_engines(
 ) {
     let routes =
         |info: &engines::EngineInfo| osmroute_core::pipeline::route(info, settings, fabric);
+    // The engine matrix's rule decides what to recommend: the first engine
+    // (specialists before general ones) that routes every pair without a
+    // credit loop within 5 % of the best EBB of ours. Tried once, lazily.
+    let mut trials: Option<Vec<matrix::Trial>> = None;
+    let mut trials = || {
+        trials
+            .get_or_insert_with(|| matrix::try_engines(fabric, settings, DOCTOR_PATTERNS, 1))
+            .clone()
+    };
     let mut declines = Vec::new();
     for (i, name) in chain.iter().enumerate() {
         let Ok(info) = engines::find(name) else {
@@ -255,6 +266,8 @@ fn try_our_engines(
                 ));
                 if !conf.qos() {
                     check_delivery_without_qos(fabric, conf, name, &outcome.routing, found);
+                } else {
+                    check_fit(conf, chain, name, &trials(), found);
                 }
                 break;
             }
@@ -264,25 +277,14 @@ fn try_our_engines(
     if declines.is_empty() {
         return;
     }
-    // Engines made for one topology before those for any; the ones that
-    // just declined are not tried again.
-    let is_general =
-        |o: &&&engines::EngineInfo| [engines::pssp::NAME, engines::layered::NAME].contains(&o.name);
-    let (general, specific): (Vec<&&engines::EngineInfo>, Vec<_>) =
-        engines::ENGINES.iter().partition(is_general);
-    let declined = |o: &engines::EngineInfo| declines.iter().any(|&(i, _)| chain[i] == o.name);
-    let better = specific
-        .into_iter()
-        .chain(general)
-        .find(|o| !declined(o) && routes(o).is_ok())
-        .map(|o| o.name);
+    let better = matrix::recommend(&trials());
     for (i, e) in &declines {
         let next = chain
             .get(i + 1)
             .map_or("minhop (OpenSM's last resort)".to_string(), |n| n.clone());
         let fix = match better {
             Some(better) => format!(
-                "routing_engine {better},{}   ({better} routes this fabric)",
+                "routing_engine {better},{}   ({better} routes this fabric best of ours: see `osmroute compare --matrix`)",
                 chain
                     .iter()
                     .filter(|n| n.as_str() != better)
@@ -301,6 +303,54 @@ fn try_our_engines(
             &fix,
         );
     }
+}
+
+/// Random bisections doctor measures each engine's EBB over (enough to
+/// tell engines 5 % apart on the fabrics it is run on; `osmroute compare
+/// --matrix` takes more).
+const DOCTOR_PATTERNS: usize = 100;
+
+/// The chain's first engine that routes: a warning where it does not fit
+/// by the engine matrix's rule and another engine of ours does.
+fn check_fit(
+    conf: &OpensmConf,
+    chain: &[String],
+    name: &str,
+    trials: &[matrix::Trial],
+    found: &mut Findings,
+) {
+    let best = matrix::best_ebb(trials);
+    let Some(this) = trials.iter().find(|t| t.engine == name) else {
+        return;
+    };
+    let (Some(better), Ok(q)) = (matrix::recommend(trials), &this.result) else {
+        return;
+    };
+    if matrix::fits(this, best) || better == name {
+        return;
+    }
+    let rest: Vec<&str> = chain
+        .iter()
+        .map(String::as_str)
+        .filter(|n| *n != better)
+        .collect();
+    found.add(
+        Warning,
+        format!(
+            "{}: {name} routes this fabric, but not well: EBB {:.3}{}{}, where {better} reaches {:.3} (best of ours {:.3})",
+            conf.at("routing_engine"),
+            q.ebb,
+            if q.delivered { "" } else { ", with routes lost" },
+            if q.loop_free { "" } else { ", with a credit loop" },
+            trials
+                .iter()
+                .find(|t| t.engine == better)
+                .and_then(|t| t.result.as_ref().ok())
+                .map_or(0.0, |q| q.ebb),
+            best.unwrap_or(0.0)
+        ),
+        &format!("routing_engine {better},{}   ({better} is made for this fabric)", rest.join(",")),
+    );
 }
 
 /// With qos off an engine that can route on one VL (mlid) leaves the

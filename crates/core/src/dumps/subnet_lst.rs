@@ -6,7 +6,9 @@
 //!
 //! Each side names its node (type, port count, GUIDs, description), the
 //! base LID of the port (a switch's own LID for switch ports) and the port
-//! number. The LMC is not in the file; callers pass it.
+//! number. The LMC is not in the file; callers pass it. ibdiagnet writes
+//! the same format as `ibdiagnet2.lst` (with the description, in braces,
+//! sometimes left out), so this reads that too.
 
 use std::collections::HashMap;
 
@@ -35,15 +37,17 @@ fn side(block: &str) -> Option<Side> {
     } else {
         NodeKind::Ca
     };
-    let desc_start = block.find('{')? + 1;
-    let desc_end = block.rfind("} LID:")?;
-    let tail = &block[desc_end..];
+    // ibdiagnet's copy of the format may leave the `{description}` out.
+    let (desc, tail) = match (block.find('{'), block.rfind("} LID:")) {
+        (Some(a), Some(z)) if a < z => (block[a + 1..z].to_string(), &block[z..]),
+        _ => (String::new(), block),
+    };
     Some(Side {
         kind,
         ports: u8::from_str_radix(field(block, "Ports:")?, 16).ok()?,
         node_guid: u64::from_str_radix(field(block, "NodeGUID:")?, 16).ok()?,
         port_guid: u64::from_str_radix(field(block, "PortGUID:")?, 16).ok()?,
-        desc: block[desc_start..desc_end].to_string(),
+        desc,
         lid: u16::from_str_radix(field(tail, "LID:")?, 16).ok()?,
         port: u8::from_str_radix(field(tail, "PN:")?, 16).ok()?,
     })

@@ -7,8 +7,10 @@
 pub mod balance;
 pub mod dla;
 mod example_config;
+pub mod hand_built;
 pub mod hxdor;
 pub mod layered;
+pub mod matrix;
 pub mod mlid;
 pub mod pssp;
 pub mod sfmin;

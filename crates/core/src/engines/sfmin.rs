@@ -1,5 +1,5 @@
-//! `sfmin`: minimal routing for Slim Fly (MMS graphs) and other fabrics of
-//! switch diameter 2, deadlock-free with 2 VLs (Prisacari et al.'s
+//! `sfmin`: minimal routing for Slim Fly (MMS graphs), intact or damaged,
+//! deadlock-free with 2 VLs (Prisacari et al.'s
 //! direct-topologies paper, §3.6): a packet that comes from a host (or the
 //! switch itself) travels on VL 0, one that comes from another switch on
 //! VL 1. A path has at most two inter-switch hops, so every channel
@@ -10,14 +10,18 @@
 //! (`topology::slimfly`), the algebra names the intermediates of every
 //! two-hop pair, and where it names several (the "yy" and "ty"/"yt" cases)
 //! the destination LID picks one, so a switch's hosts spread over them.
-//! Any other diameter-2 fabric gets pssp's balanced minimal paths, which
-//! need no labels.
+//!
+//! Which fabrics it routes is the Slim Fly recogniser's to say
+//! (`topology::slimfly::recognise`): an MMS graph, or one that lost a few
+//! switches or cables. Anything else is declined with the reason, even of
+//! diameter 2 (a 2-D HyperX, a leaf–spine): the paper's scheme is the Slim
+//! Fly's, and other fabrics have engines made for them.
 //!
 //! A damaged Slim Fly (a cable or a switch gone) no longer has diameter 2:
 //! pairs that lost their two-hop path are 3 hops apart, and on an MMS
 //! graph of girth 5 two switches whose cable died are 4 apart. Such
 //! fabrics, and any other of switch diameter 3 or 4, get balanced minimal
-//! paths too, two hops where they exist and the shortest detour
+//! paths (pssp's; they need no labels), two hops where they exist and the shortest detour
 //! otherwise, on hop-position VLs: the k-th inter-switch hop of a path
 //! travels on VL k, so every channel dependency goes from VL k to VL k + 1
 //! and none closes a cycle. Paths of up to two hops keep SL 0 (VL 0 from a
@@ -39,7 +43,7 @@ use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchGraph, SwitchId, UNREACHABLE};
 use crate::routing::walk::{Hop, Walk};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SwitchSls, NUM_SLS};
-use crate::topology::slimfly::{recover_labels, SlimFlyLabels};
+use crate::topology::slimfly::{recognise, SlimFlyFit, SlimFlyLabels};
 
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::engines::{EngineInfo, Outcome};
@@ -124,7 +128,7 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
             Decline::PathsTooLong,
             format!(
                 "minimal paths need up to {d} switch hops ({} to {}); its hop-position VLs cover paths of up to \
-                 {} (Slim Flies and their damaged forms); use pssp or layered here",
+                 {} (Slim Flies and their damaged forms); use pssp here (hxdor on tori and hypercubes)",
                 name(a),
                 name(b),
                 MAX_SWITCH_HOPS + 1
@@ -141,17 +145,30 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
         ));
     }
     // Labels are recovered on switch ids (GUID order), so that the SM's
-    // node order and a net file's give the same labels.
-    let lfts = match recover_labels(graph).and_then(|labels| {
-        let q = labels.mms.field.order();
-        label_routes(fabric, &labels).map(|lfts| (q, lfts))
-    }) {
-        Ok((q, lfts)) => {
-            log::info!("{NAME}: Slim Fly q = {q}: MMS labels recovered; routes by their algebra");
-            lfts
+    // node order and a net file's give the same labels. The recogniser
+    // decides whether this is a Slim Fly at all (intact or damaged).
+    let lfts = match recognise(graph)
+        .map_err(|why| Error::declined(NAME, Decline::NotItsTopology, why))?
+    {
+        SlimFlyFit::Intact(labels) => {
+            let q = labels.mms.field.order();
+            match label_routes(fabric, &labels) {
+                Ok(lfts) => {
+                    log::info!(
+                        "{NAME}: Slim Fly q = {q}: MMS labels recovered; routes by their algebra"
+                    );
+                    lfts
+                }
+                Err(why) => {
+                    log::info!("{NAME}: Slim Fly q = {q}: {why}; balanced minimal paths");
+                    balanced_minimal(fabric, options.seed, NAME).lfts
+                }
+            }
         }
-        Err(why) => {
-            log::info!("{NAME}: no MMS labels ({why}); balanced minimal paths");
+        SlimFlyFit::Damaged { q, why_no_labels } => {
+            log::info!(
+                "{NAME}: a damaged Slim Fly of q = {q} (no MMS labels: {why_no_labels}); balanced minimal paths"
+            );
             balanced_minimal(fabric, options.seed, NAME).lfts
         }
     };
@@ -398,7 +415,7 @@ mod tests {
             assert_eq!(r.vls_needed(), 2);
             assert!(report.credit_loop.is_none(), "q={q}");
             // The routes are the label algebra's.
-            let labels = recover_labels(f.graph()).unwrap();
+            let labels = crate::topology::slimfly::recover_labels(f.graph()).unwrap();
             assert_eq!(r.lfts, label_routes(&f, &labels).unwrap(), "q={q}");
             // The same paths on one VL do have credit loops.
             let flat = Routing { sl2vl: None, ..r };
@@ -410,21 +427,35 @@ mod tests {
     }
 
     #[test]
-    fn other_diameter_two_fabrics_get_balanced_minimal_paths() {
-        // A 4 × 4 HyperX has switch diameter 2 but no MMS labels.
-        let f = fabric(gen::hyperx::hyperx(&[4, 4], &[1, 1], 2).unwrap(), 8);
-        let r = route(&f, &SfminOptions::default()).unwrap();
-        let report = analyze(&f, &r);
-        assert!(
-            report.delivered() && report.max_hops() <= 2,
-            "{:?}",
-            report.failures
-        );
-        assert!(report.credit_loop.is_none());
-        assert_eq!(
-            r.lfts,
-            balanced_minimal(&f, SfminOptions::default().seed, NAME).lfts
-        );
+    fn other_fabrics_are_declined_even_of_diameter_two() {
+        // Diameter 2, but no Slim Fly: a 4 × 4 HyperX, a leaf-spine, and
+        // a Dragonfly+.
+        for (name, b, reason) in [
+            (
+                "hyperx 4x4",
+                gen::hyperx::hyperx(&[4, 4], &[1, 1], 2).unwrap(),
+                "not a Slim Fly",
+            ),
+            (
+                "leaf-spine",
+                gen::pgft::pgft(&gen::pgft::Pgft::leaf_spine(8, 4, 4, 2)).unwrap(),
+                "not a Slim Fly",
+            ),
+            (
+                "dragonfly+",
+                crate::engines::hand_built::dragonfly_plus(4, 4, 4, 2),
+                "not a Slim Fly",
+            ),
+        ] {
+            let f = fabric(b, 8);
+            let e = route(&f, &SfminOptions::default()).unwrap_err().to_string();
+            assert!(e.contains(reason), "{name}: {e}");
+        }
+        // A random regular graph of a Slim Fly's size and degree has no
+        // labels and lost nothing: not taken for a damaged one.
+        let f = fabric(gen::random_regular::random_regular(50, 7, 2, 1).unwrap(), 8);
+        let e = route(&f, &SfminOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("not a Slim Fly"), "{e}");
     }
 
     #[test]
@@ -434,7 +465,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("up to 6 switch hops") && e.contains("use pssp or layered"),
+            e.contains("up to 6 switch hops") && e.contains("use pssp here"),
             "{e}"
         );
         let sf = fabric(gen::slimfly::slimfly(5, 1).unwrap(), 1);

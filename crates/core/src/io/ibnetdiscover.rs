@@ -21,12 +21,22 @@
 //! from both ends; the two must agree.
 //!
 //! (Fields are tab-separated in the real output; any whitespace is read.)
-//! Grouped output (`ibnetdiscover -g`) adds `[ext N]` after port numbers and
-//! chassis lines; both are read and ignored.
+//! Grouped output (`ibnetdiscover -g`) adds `[ext N]` after port numbers,
+//! chassis lines and `# Spine Nodes`-style comments; all are read and
+//! ignored. ibdiagnet2's `ibdiagnet2.ibnetdiscover` labels ports after
+//! their number, `[1](1/1/1)` on a split port or `[65](65)` on the port of
+//! an Aggregation Node; a label is told from a CA port's GUID by its
+//! slash or by belonging to a switch port (switch ports have no GUID of
+//! their own in this format), and is ignored.
+//!
+//! A byte-order mark, CRLF ends and lines before the first or after the
+//! last record (a pasted prompt, a banner) are accepted; those lines are
+//! returned as [`Skipped`] for the caller to warn about.
 
 use std::collections::HashMap;
 
 use crate::fabric::{FabricBuilder, FabricError, Lid, NodeId, NodeKind, PortRef};
+use crate::io::pasted::{self, Skipped};
 
 /// What is wrong with ibnetdiscover output, with the line it was found on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +67,39 @@ struct Cable {
 /// keep 0). The builder's subnet LMC is the largest LMC of any CA port,
 /// which is what OpenSM's `lmc` option gives them.
 pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
+    read_with_notes(text).map(|d| d.builder)
+}
+
+/// What was read, and the lines around the topology that were not.
+pub struct Discovered {
+    pub builder: FabricBuilder,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Whether a (trimmed) line is one of ibnetdiscover's own: a node header,
+/// a port line, an id line or a chassis line of grouped output. Comments
+/// are neither in nor out.
+pub fn is_record(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let first = words.next().unwrap_or("");
+    let numeric_second = words.next().is_some_and(|w| w.parse::<u16>().is_ok());
+    let key = first.split_once('=').map(|(k, _)| k);
+    // A port line names its peer in quotes, which a shell's job line
+    // (`[1] 12345`, `[1]+  Done`) does not.
+    (bracketed(line).is_some_and(|(port, _)| port.parse::<u8>().is_ok()) && line.contains('"'))
+        || (matches!(first, "Switch" | "Ca" | "Rt") && numeric_second)
+        || matches!(
+            key,
+            Some("vendid" | "devid" | "sysimgguid" | "switchguid" | "caguid" | "rtguid")
+        )
+        || (first == "Chassis" && numeric_second)
+        || first == "Non-Chassis"
+        || first == "Hostname:"
+}
+
+/// [`read`], returning also the lines outside the topology it skipped.
+pub fn read_with_notes(text: &str) -> Result<Discovered, IbnetdiscoverError> {
+    let span = pasted::span(text, is_record);
     let mut b = FabricBuilder::new();
     let mut ids: HashMap<String, NodeId> = HashMap::new();
     let mut cables: Vec<Cable> = Vec::new();
@@ -64,7 +107,13 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
     // `switchguid=0xNODE(PORT)` precedes its switch's header.
     let mut switch_port_guid: Option<u64> = None;
     let mut subnet_lmc = 0u8;
-    for (i, raw) in text.lines().enumerate() {
+    for (i, raw) in span
+        .lines
+        .iter()
+        .enumerate()
+        .take(span.end)
+        .skip(span.first)
+    {
         let line_no = i + 1;
         let line = raw.trim();
         let err = |message: String| IbnetdiscoverError {
@@ -92,13 +141,11 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
         }
         if line.starts_with('[') {
             let node = current.ok_or_else(|| err("port line before any node header".into()))?;
-            let (port, lid) = port_line(line).map_err(err)?;
+            let (port, lid) = port_line(line, b.node(node).is_switch()).map_err(err)?;
             if let Some(guid) = port.guid {
-                if !b.node(node).is_switch() {
-                    b.port_mut(PortRef::new(node, port.port))
-                        .map_err(|e| err(e.to_string()))?
-                        .guid = guid;
-                }
+                b.port_mut(PortRef::new(node, port.port))
+                    .map_err(|e| err(e.to_string()))?
+                    .guid = guid;
             }
             if let Some((lid, lmc)) = lid {
                 if !b.node(node).is_switch() {
@@ -156,8 +203,17 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
             e => err(e.to_string()),
         })?;
     }
+    if ids.is_empty() {
+        return Err(IbnetdiscoverError {
+            line: span.lines.len(),
+            message: "no node record (`Switch`, `Ca` or `Rt` header) in the file; is this ibnetdiscover output?".into(),
+        });
+    }
     b.set_lmc(subnet_lmc);
-    Ok(b)
+    Ok(Discovered {
+        builder: b,
+        skipped: span.skipped,
+    })
 }
 
 struct Header {
@@ -230,19 +286,21 @@ struct PortLine {
 /// `[1] "H-..."[2](100002)  # "h0" lid 6 4xSDR` (switch port) or
 /// `[1](100001)  "S-..."[1] # lid 2 lmc 1 "s0" lid 4 4xSDR` (CA port);
 /// returns the port and, for CA ports, the LID and LMC in the comment.
-fn port_line(line: &str) -> Result<(PortLine, Option<(u16, u8)>), String> {
+/// ibdiagnet2's port labels (`[1](1/1/1)`, `[65](65)`) are skipped: on a
+/// switch every parenthesis is a label, on a CA one with a slash is.
+fn port_line(line: &str, switch: bool) -> Result<(PortLine, Option<(u16, u8)>), String> {
     let (port, rest) = bracketed(line).ok_or("expected `[port]` at the start of the port line")?;
     let port: u8 = port
         .parse()
         .map_err(|_| format!("bad port number '{port}'"))?;
-    let rest = skip_ext(rest);
-    let (guid, rest) = match parenthesized(rest) {
-        Some((g, rest)) => (
-            Some(hex(g).ok_or_else(|| format!("bad port GUID '({g})'"))?),
-            rest,
-        ),
-        None => (None, rest),
-    };
+    let mut rest = skip_ext(rest);
+    let mut guid = None;
+    while let Some((g, after)) = parenthesized(rest) {
+        if !switch && !g.contains('/') {
+            guid = Some(hex(g).ok_or_else(|| format!("bad port GUID '({g})'"))?);
+        }
+        rest = after;
+    }
     let (peer, rest) =
         quoted(rest).ok_or("expected the quoted name of the node at the other end of the cable")?;
     let (peer_port, rest) =
@@ -250,12 +308,15 @@ fn port_line(line: &str) -> Result<(PortLine, Option<(u16, u8)>), String> {
     let peer_port: u8 = peer_port
         .parse()
         .map_err(|_| format!("bad peer port number '{peer_port}'"))?;
-    let rest = skip_ext(rest);
-    let rest = parenthesized(rest).map_or(rest, |(_, r)| r);
+    let mut rest = skip_ext(rest);
+    // The peer port's GUID (CA peers) or ibdiagnet2 label: not needed.
+    while let Some((_, after)) = parenthesized(rest) {
+        rest = after;
+    }
     let comment = rest.trim_start().strip_prefix('#').unwrap_or("");
     // A CA port's own LID comes first in its comment, before the peer's
     // quoted description; a switch port's comment only describes the peer.
-    let lid = if guid.is_some() {
+    let lid = if !switch {
         lid_lmc(comment.split('"').next().unwrap_or(""))?
     } else {
         None
@@ -484,8 +545,13 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"
         let e =
             read("Switch 4 \"S-0000000000000010\" # \"s\" base port 0 lid x lmc 0\n").unwrap_err();
         assert!(e.message.contains("bad LID 'x'"), "{e}");
-        let e = read("Router 4 \"R-0000000000000010\"\n").unwrap_err();
+        // Between records; alone it would be a pasted line around nothing.
+        let e = read("Switch 4 \"S-0000000000000010\"\nRouter 4 \"R-0000000000000011\"\n[1] \"S-0000000000000010\"[2]\n")
+            .unwrap_err();
+        assert_eq!(e.line, 2);
         assert!(e.message.contains("expected a node header"), "{e}");
+        let e = read("Router 4 \"R-0000000000000010\"\n").unwrap_err();
+        assert!(e.message.contains("no node record"), "{e}");
         let e =
             read("Switch 4 \"S-0000000000000010\"\n[9] \"S-0000000000000010\"[1]\n").unwrap_err();
         assert!(e.message.contains("has no port 9"), "{e}");
@@ -498,5 +564,93 @@ Ca\t2 \"H-0000000000100000\"\t\t# \"h0\"
         let e = read(text).unwrap_err();
         assert_eq!(e.line, 5);
         assert!(e.message.contains("cabled twice"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod pasted_tests {
+    use super::*;
+
+    /// Topology with what a terminal adds: BOM, CRLF, prompt and banner.
+    const PASTED: &str = "\u{feff}[root@mgmt ~]# ibnetdiscover\r\n\
+#\r\n# Topology file: generated on Mon Nov 23 08:56:19 2026\r\n#\r\n\
+switchguid=0x10(10)\r\n\
+Switch\t4 \"S-0000000000000010\"\t\t# \"sw\" enhanced port 0 lid 7 lmc 0\r\n\
+[1]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 8 4xQDR\r\n\r\n\
+Ca\t1 \"H-0000000000000020\"\t\t# \"h\"\r\n\
+[1](21) \t\"S-0000000000000010\"[1]\t\t# lid 8 lmc 0 \"sw\" lid 7 4xQDR\r\n\
+[root@mgmt ~]# \r\n";
+
+    #[test]
+    fn bom_crlf_prompts_and_banners_are_skipped_with_their_lines() {
+        let d = read_with_notes(PASTED).unwrap();
+        assert_eq!(d.builder.node_count(), 2);
+        let skipped: Vec<_> = d
+            .skipped
+            .iter()
+            .map(|s| (s.line, s.text.as_str()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [(1, "[root@mgmt ~]# ibnetdiscover"), (11, "[root@mgmt ~]#")]
+        );
+        d.builder.build().unwrap();
+    }
+
+    #[test]
+    fn a_strange_line_between_records_is_still_an_error() {
+        // A shell's job line before the topology is skipped too.
+        let d = read_with_notes(&format!("[1] 12345\n{PASTED}")).unwrap();
+        assert_eq!(d.skipped[0].text, "[1] 12345");
+        let text = PASTED.replace("\r\n\r\nCa", "\r\ngarbage here\r\nCa");
+        let e = read(&text).err().unwrap();
+        assert_eq!(e.line, 8);
+        assert!(
+            e.message.contains("unknown line starting with 'garbage'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn ibdiagnet2_port_labels_and_aggregation_node_ports_are_read() {
+        // ibdiagnet2 labels switch ports `[n](a/b/c)` (split ports) and
+        // the port of an Aggregation Node `[65](65)`.
+        let text = "Switch\t65 \"S-0000000000000010\"\t\t# \"sw\" enhanced port 0 lid 7 lmc 0\n\
+                    [1](1/1/1)\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 8 4xHDR\n\
+                    [65](65)\t\"H-0000000000000030\"[1](31) \t\t# \"Mellanox Technologies Aggregation Node\" lid 9 4xHDR\n\n\
+                    Ca\t1 \"H-0000000000000020\"\t\t# \"h\"\n\
+                    [1](21) \t\"S-0000000000000010\"[1](1/1/1)\t\t# lid 8 lmc 0 \"sw\" lid 7 4xHDR\n\n\
+                    Ca\t1 \"H-0000000000000030\"\t\t# \"Mellanox Technologies Aggregation Node\"\n\
+                    [1](31) \t\"S-0000000000000010\"[65](65)\t\t# lid 9 lmc 0 \"sw\" lid 7 4xHDR\n";
+        let b = read(text).unwrap();
+        let an = NodeId::new(2);
+        assert_eq!(b.node(an).port(1).unwrap().guid, 0x31);
+        assert_eq!(b.node(an).port(1).unwrap().lid.raw(), 9);
+        assert_eq!(
+            b.node(an).port(1).unwrap().remote,
+            Some(PortRef::new(NodeId::new(0), 65))
+        );
+        assert_eq!(b.build().unwrap().cas().count(), 2);
+    }
+
+    #[test]
+    fn grouped_output_chassis_and_group_comments_are_read() {
+        let text = "#\n# Topology file\n#\n\nChassis 1 (guid 0x8f104004128ca)\n\n# Spine Nodes\n\
+                    sysimgguid=0x10\t\t# Chassis 1 (ISR9288) slot 1\n\
+                    switchguid=0x10(10)\n\
+                    Switch\t4 \"S-0000000000000010\"\t\t# \"sw\" enhanced port 0 lid 7 lmc 0\n\
+                    [1][ext 3]\t\"H-0000000000000020\"[1](21) \t\t# \"h\" lid 8 4xQDR\n\n\
+                    Non-Chassis Nodes\n\n\
+                    Ca\t1 \"H-0000000000000020\"\t\t# \"h\"\n\
+                    [1](21) \t\"S-0000000000000010\"[1][ext 3]\t\t# lid 8 lmc 0 \"sw\" lid 7 4xQDR\n";
+        let d = read_with_notes(text).unwrap();
+        assert!(d.skipped.is_empty(), "{:?}", d.skipped);
+        assert_eq!(d.builder.build().unwrap().switch_count(), 1);
+    }
+
+    #[test]
+    fn a_file_with_no_record_says_so() {
+        let e = read("hello\nworld\n").err().unwrap();
+        assert!(e.message.contains("no node record"), "{e}");
     }
 }

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::isomorphism::find_isomorphism;
 use crate::fabric::SwitchGraph;
+use crate::gen::galois::prime_power;
 use crate::gen::slimfly::Mms;
 
 /// Refinements the matching may spend before giving up: a few per level
@@ -59,6 +60,83 @@ fn labels_of(distinct: &[Vec<usize>]) -> Result<SlimFlyLabels, String> {
         label,
         switch_at,
     })
+}
+
+/// What a fabric is to a Slim Fly routing: an MMS graph (labels recovered)
+/// or one damaged within what sfmin routes.
+pub enum SlimFlyFit {
+    Intact(SlimFlyLabels),
+    /// The MMS graph for `q` with switches or cables gone.
+    Damaged {
+        q: usize,
+        why_no_labels: String,
+    },
+}
+
+/// Least share of the MMS graph's 2q² switches a damaged Slim Fly keeps.
+pub const MIN_SWITCHES: f64 = 0.90;
+/// Least mean distinct-neighbour count, as a share of the MMS degree.
+pub const MIN_DEGREE: f64 = 0.85;
+/// Least share of ordered switch pairs still at most two hops apart.
+pub const MIN_TWO_HOP_PAIRS: f64 = 0.90;
+
+/// The Slim Fly recogniser: the fabric's switch graph is an MMS graph, or
+/// one that lost a few switches or cables: its switch count is at most
+/// 2q² and at least 90 % of it for a prime power q, no switch has more
+/// distinct neighbours than the MMS degree k' and they average at least
+/// 85 % of it, and at least 90 % of ordered switch pairs are still within
+/// two hops (the diameter-2 property that makes it a Slim Fly). An intact
+/// graph of the right size and degree whose labels cannot be found is some
+/// other graph (a Slim Fly that lost nothing has its labels).
+pub fn recognise(graph: &SwitchGraph) -> Result<SlimFlyFit, String> {
+    let why_no_labels = match recover_labels(graph) {
+        Ok(labels) => return Ok(SlimFlyFit::Intact(labels)),
+        Err(why) => why,
+    };
+    let n = graph.switch_count();
+    // The smallest prime power q ≥ 3 with 2q² ≥ n (one exists: powers of
+    // 2 do).
+    let q = (3..)
+        .find(|&q| 2 * q * q >= n && prime_power(q).is_some())
+        .unwrap_or(3);
+    let mms =
+        Mms::new(q).map_err(|e| format!("{n} switches would be a Slim Fly of q = {q}, but {e}"))?;
+    let full = 2 * q * q;
+    if (n as f64) < MIN_SWITCHES * full as f64 {
+        return Err(format!(
+            "{n} switches: a Slim Fly has 2q² (the nearest is {full}, q = {q}, of which at least {:.0} % must be \
+             there): not a Slim Fly",
+            100.0 * MIN_SWITCHES
+        ));
+    }
+    let degree = 2 * mms.cables.len() / full;
+    let degrees: Vec<usize> = graph.ids().map(|s| graph.neighbours(s).len()).collect();
+    let max = degrees.iter().copied().max().unwrap_or(0);
+    let mean = degrees.iter().sum::<usize>() as f64 / n.max(1) as f64;
+    if max > degree || mean < MIN_DEGREE * degree as f64 {
+        return Err(format!(
+            "switches have {mean:.1} other switches as neighbours on average and at most {max}; the Slim Fly of q = \
+             {q} has {degree} (at least {:.0} % of that on average, never more): not a Slim Fly",
+            100.0 * MIN_DEGREE
+        ));
+    }
+    if n == full && degrees.iter().all(|&d| d == degree) {
+        return Err(format!("{why_no_labels}: not a Slim Fly"));
+    }
+    let near = graph
+        .ids()
+        .map(|s| graph.dist_row(s).iter().filter(|&&d| d <= 2).count() - 1)
+        .sum::<usize>();
+    let pairs = n * (n - 1);
+    if (near as f64) < MIN_TWO_HOP_PAIRS * pairs as f64 {
+        return Err(format!(
+            "only {:.0} % of switch pairs are within two hops (a Slim Fly has all, a damaged one at least {:.0} %): \
+             not a Slim Fly",
+            100.0 * near as f64 / pairs.max(1) as f64,
+            100.0 * MIN_TWO_HOP_PAIRS
+        ));
+    }
+    Ok(SlimFlyFit::Damaged { q, why_no_labels })
 }
 
 impl SlimFlyLabels {
@@ -183,5 +261,48 @@ mod tests {
         let mut b = gen::slimfly::slimfly(5, 1).unwrap();
         gen::degrade::drop_links(&mut b, 0.01, 1).unwrap();
         assert!(recover_labels(gen::direct::tests::fabric(b).graph()).is_err());
+    }
+
+    #[test]
+    fn the_recogniser_takes_slim_flies_whole_or_damaged_and_nothing_else() {
+        let graph_of = |b: crate::FabricBuilder| gen::direct::tests::fabric(b);
+        let f = graph_of(gen::slimfly::slimfly(5, 1).unwrap());
+        assert!(matches!(recognise(f.graph()), Ok(SlimFlyFit::Intact(_))));
+        let (mut b, _) =
+            gen::degrade::drop_switches(&gen::slimfly::slimfly(7, 1).unwrap(), 0.04, 2).unwrap();
+        gen::degrade::drop_links(&mut b, 0.03, 2).unwrap();
+        let f = graph_of(b);
+        assert!(matches!(
+            recognise(f.graph()),
+            Ok(SlimFlyFit::Damaged { q: 7, .. })
+        ));
+        for (name, b) in [
+            (
+                "hyperx 4x4",
+                gen::hyperx::hyperx(&[4, 4], &[1, 1], 1).unwrap(),
+            ),
+            (
+                "dragonfly",
+                gen::dragonfly::dragonfly(&gen::dragonfly::Params::new(4, 2, 2)).unwrap(),
+            ),
+            (
+                "leaf-spine",
+                gen::pgft::pgft(&gen::pgft::Pgft::leaf_spine(8, 4, 4, 2)).unwrap(),
+            ),
+            (
+                "random 50/7",
+                gen::random_regular::random_regular(50, 7, 1, 1).unwrap(),
+            ),
+            (
+                "random 50/6",
+                gen::random_regular::random_regular(50, 6, 1, 1).unwrap(),
+            ),
+        ] {
+            let f = graph_of(b);
+            match recognise(f.graph()) {
+                Err(e) => assert!(e.contains("not a Slim Fly"), "{name}: {e}"),
+                Ok(_) => panic!("{name} taken for a Slim Fly"),
+            }
+        }
     }
 }

@@ -54,6 +54,7 @@
 
 mod grid;
 mod lines;
+pub mod recognise;
 mod updown;
 
 use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
@@ -142,6 +143,8 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
             format!("not a FlatFly, hypercube or torus: {e}"),
         )
     })?;
+    recognise::recognise(graph, &mapped)
+        .map_err(|why| Error::declined(NAME, Decline::NotItsTopology, why))?;
     let dims = mapped.extent.len();
     let lines = Lines::new(graph, &mapped);
     let rings: Vec<usize> = (0..dims).filter(|&i| mapped.ring[i]).collect();

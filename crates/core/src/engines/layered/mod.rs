@@ -11,6 +11,7 @@
 
 mod construct;
 mod hop_position;
+pub mod recognise;
 
 pub use construct::{build_layers, Layers};
 
@@ -127,6 +128,10 @@ pub fn layers_for(fabric: &Fabric, opts: &LayeredOptions) -> Result<Layers, Erro
             ),
         ));
     }
+    // After the checks above, which say more precisely what is wrong than a
+    // diameter would.
+    recognise::recognise(fabric, graph)
+        .map_err(|why| Error::declined(NAME, Decline::NotItsTopology, why))?;
     let count = 1usize << fabric.lmc();
     if count == 1 {
         log::warn!(
