@@ -156,3 +156,49 @@ fn what_is_not_a_tree_is_declined_naming_the_switch() {
         "{e}"
     );
 }
+
+/// Director chassis with an Aggregation Node on every chip and leaves
+/// without hosts: leaves (empty ones too) at height 0, line chips at 1,
+/// spine chips at 2, whatever the port numbering; also a two-level
+/// leaf-spine and a tapered one.
+#[test]
+fn directors_with_aggregation_nodes_and_empty_leaves_are_three_levels() {
+    use crate::gen::field::{aggregation_nodes, directors, empty_leaves, Directors};
+    let d = Directors {
+        directors: 2,
+        line_chips: 6,
+        spine_chips: 3,
+        leaves_per_line: 2,
+        hosts: 5,
+        bundle: 3,
+    };
+    for seed in 1..5 {
+        let (b, _) = empty_leaves(&directors(&d).unwrap(), 3, seed).unwrap();
+        let b = gen::shuffle_ports(&aggregation_nodes(&b).unwrap(), seed);
+        let f = fabric(b);
+        let t = recognize(&f).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for s in f.graph().ids() {
+            let desc = &f.switch_node(s).desc;
+            let want = if desc.starts_with("leaf") {
+                0
+            } else if desc.contains("/L") {
+                1
+            } else {
+                2
+            };
+            assert_eq!(t.height[s.idx()], want, "seed {seed}: {desc}");
+        }
+        assert_eq!((t.top, t.radix.clone()), (2, vec![6, 3]), "seed {seed}");
+        assert_eq!(t.hosts(), 12 * 5 - 3 * 5 + 12 + 12 + 6);
+    }
+    for p in [
+        pgft::Pgft::leaf_spine(8, 6, 4, 2),
+        pgft::Pgft::leaf_spine(8, 12, 3, 1),
+    ] {
+        let (b, _) = empty_leaves(&pgft::pgft(&p).unwrap(), 2, 3).unwrap();
+        let f = fabric(aggregation_nodes(&b).unwrap());
+        let t = recognize(&f).unwrap();
+        let leaves = f.graph().ids().filter(|&s| t.height[s.idx()] == 0).count();
+        assert_eq!((t.top, leaves), (1, 8), "{p:?}");
+    }
+}
