@@ -35,6 +35,7 @@
 //! (`UpDownDistances::climbs`).
 
 use crate::config::{ConfigError, OptionSpec, Section};
+use crate::deadlock::vl_layers::{self, make_deadlock_free, LayeringOptions};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::Error;
 use crate::fabric::{Fabric, Lid, PortNum, PortRef, SwitchId};
@@ -50,12 +51,27 @@ const RAISE_LMC: OptionSpec = OptionSpec {
 };
 
 /// mlid's options (`mlid.*`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MlidOptions {
     /// When OpenSM's `lmc` is below what the tree needs, raise it and ask
     /// OpenSM for a heavy sweep that reassigns every LID (disruptive:
     /// every host's LIDs change once).
     pub raise_lmc: bool,
+    /// The virtual layering of trees where some hosts have no up*/down*
+    /// path to others (fewest VLs by default).
+    pub layering: LayeringOptions,
+}
+
+impl Default for MlidOptions {
+    fn default() -> Self {
+        MlidOptions {
+            raise_lmc: false,
+            layering: LayeringOptions {
+                balance_vls: false,
+                ..LayeringOptions::default()
+            },
+        }
+    }
 }
 
 impl MlidOptions {
@@ -63,6 +79,7 @@ impl MlidOptions {
         s.check_known(INFO.options)?;
         Ok(MlidOptions {
             raise_lmc: s.flag(&RAISE_LMC)?,
+            layering: LayeringOptions::read_fewest_vls(s)?,
         })
     }
 }
@@ -72,7 +89,7 @@ pub const INFO: EngineInfo = EngineInfo {
     summary:
         "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
     needs_qos: false,
-    options: &[&[RAISE_LMC]],
+    options: &[&[RAISE_LMC], vl_layers::OPTIONS_FEWEST_VLS],
     build: |s| {
         Ok(Box::new(super::Configured {
             options: MlidOptions::read(s)?,
@@ -85,7 +102,7 @@ pub const INFO: EngineInfo = EngineInfo {
 /// LMC to ask OpenSM for when `raise_lmc` is on and the LIDs fall short.
 fn outcome(fabric: &Fabric, options: &MlidOptions) -> Result<Outcome, Error> {
     let tree = tree_of(fabric)?;
-    let routing = route_tree(fabric, &tree)?;
+    let routing = route_tree(fabric, &tree, options)?;
     let lmc_request = if options.raise_lmc {
         lmc_for(fabric, &tree)
     } else {
@@ -175,11 +192,11 @@ fn lmc_for(fabric: &Fabric, tree: &GenFatTree) -> Option<u8> {
     (fabric.lmc() < plan.target).then_some(plan.target)
 }
 
-pub fn route(fabric: &Fabric, _options: &MlidOptions) -> Result<Routing, Error> {
-    route_tree(fabric, &tree_of(fabric)?)
+pub fn route(fabric: &Fabric, options: &MlidOptions) -> Result<Routing, Error> {
+    route_tree(fabric, &tree_of(fabric)?, options)
 }
 
-fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
+fn route_tree(fabric: &Fabric, tree: &GenFatTree, options: &MlidOptions) -> Result<Routing, Error> {
     let plan = LmcPlan::new(tree, fabric.switch_count(), fabric.max_unicast_lid());
     log::info!(
         "{NAME}: fat tree of {}: {} hosts, {} switches, {} up-paths per leaf",
@@ -231,9 +248,10 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
         });
     }
     let mut routed = 0usize;
-    // (source switch with hosts, destination switch) without an up*/down*
-    // path, once per destination port.
-    let mut cut_off: Vec<(SwitchId, SwitchId)> = Vec::new();
+    // (source switch with hosts, destination switch) pairs whose host
+    // LIDs take a shortest path there (no up*/down* path, no descent on
+    // VL 1), once per destination port: their paths need the layering.
+    let mut detoured: Vec<(SwitchId, SwitchId)> = Vec::new();
     // The same, routed down-then-up on VL 1 (counted at base LIDs).
     let mut on_vl1 = 0usize;
     let second_vl = fabric.vl_budget().usable() >= 2;
@@ -251,9 +269,9 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
         for d in &at_switch[t.idx()] {
             routed += 1;
             let base_digits = tree.digits(d.index);
+            let to_switch = d.deliver.is_management();
             for (o, lid) in (0..d.count as usize).zip(d.lids()) {
                 let choice = lid_digits(tree, &base_digits, o);
-                let to_switch = d.deliver.is_management();
                 for s in graph.ids() {
                     let plan = &plans[s.idx()];
                     let out = if s == t {
@@ -261,13 +279,14 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
                     } else {
                         plan.port(&choice, to_switch)
                     };
-                    if o == 0 && out == NO_PATH && graph.hosts(s) > 0 {
-                        cut_off.push((s, t));
+                    let hosted = graph.hosts(s) > 0;
+                    if o == 0 && plan.shortest && !to_switch && hosted {
+                        detoured.push((s, t));
                     }
                     // Only hosts' packets take SL 1: a switch without
                     // hosts passes VL 1 packets on, its own management
                     // packets need no data VL.
-                    if plan.descends_on_vl1 && !to_switch && graph.hosts(s) > 0 {
+                    if plan.descends_on_vl1 && !to_switch && hosted {
                         sls.get_or_insert_with(|| SwitchSls::new(fabric))
                             .set(s, lid, VL1_SL);
                         on_vl1 += usize::from(o == 0);
@@ -277,24 +296,27 @@ fn route_tree(fabric: &Fabric, tree: &GenFatTree) -> Result<Routing, Error> {
             }
         }
     }
-    if let Some(&(s, t)) = cut_off.first() {
-        let why = if second_vl {
-            "not even down to a switch from which the destination's is reached going only up"
-                .to_string()
-        } else {
-            format!(
-                "the down-then-up path that would reach them needs a second VL, and the fabric offers {} \
-                 (needs `qos TRUE` and 2 data VLs): on one VL it could close a credit loop",
-                fabric.vl_budget().usable()
-            )
-        };
-        log::warn!(
-            "{NAME}: {} host-switch/destination pairs have no up*/down* path (first: hosts on {} to {}); \
-             their LIDs stay unrouted there: {why}",
-            cut_off.len(),
+    if let Some(&(s, t)) = detoured.first() {
+        // Some hosts have neither an up*/down* path nor a descent to
+        // one (Aggregation Nodes on line chips of two directors, hosts on
+        // spines of two chassis): their shortest paths may turn from down
+        // to up anywhere, so every path goes to a virtual layer where it
+        // closes no credit loop (one layer when it closes none at all),
+        // or mlid declines naming the VLs it lacks.
+        log::info!(
+            "{NAME}: {} host-switch/destination pairs have no up*/down* path (first: hosts on {} to {}): \
+             they take shortest paths, and every path goes to a virtual layer free of credit loops",
+            detoured.len(),
             fabric.describe_switch(s),
             fabric.describe_switch(t)
         );
+        let order: Vec<Lid> = fabric.lids().map(|(lid, _)| lid).collect();
+        let routing = make_deadlock_free(NAME, fabric, lfts, &order, &options.layering)?;
+        log::info!(
+            "{NAME}: {routed} ports' LIDs routed, {} VL(s)",
+            routing.vls_needed()
+        );
+        return Ok(routing);
     }
     let (sl2vl, path_sl) = match sls {
         Some(sls) => {
@@ -473,7 +495,7 @@ impl UpDownDistances {
         (
             plan.digit_at,
             plan.divisor,
-            plan.only_switch_lids,
+            plan.shortest,
             plan.descends_on_vl1,
         ) = (h, 1, false, false);
         if best >= FAR {
@@ -499,7 +521,7 @@ impl UpDownDistances {
                         .map(|c| c.port),
                 );
             } else {
-                plan.only_switch_lids = g.hosts(s) > 0;
+                plan.shortest = true;
                 plan.ports.extend(shortest);
             }
         } else if down == best {
@@ -540,8 +562,9 @@ struct Plan {
     /// The height whose up digit picks the port, and what divides it first.
     digit_at: usize,
     divisor: usize,
-    /// No up*/down* path: only switch LIDs take a shortest path.
-    only_switch_lids: bool,
+    /// No up*/down* path and no descent to one: a shortest path (whose
+    /// turns the virtual layering then makes safe).
+    shortest: bool,
     /// No up*/down* path: host LIDs go down towards a switch whose route
     /// climbs (the packets of this switch's hosts on VL 1), switch LIDs
     /// take `switch_lid_ports` (a shortest path, as without a second VL).
@@ -556,7 +579,7 @@ impl Plan {
         } else {
             &self.ports
         };
-        if ports.is_empty() || (self.only_switch_lids && !to_switch) {
+        if ports.is_empty() {
             return NO_PATH;
         }
         let digit = choice.get(self.digit_at).copied().unwrap_or(0) / self.divisor.max(1);
@@ -847,6 +870,43 @@ mod tests {
                         report.max_hops()
                     );
                 }
+            }
+        }
+    }
+
+    /// Director twins and leaf-spines as the field cables them: an
+    /// Aggregation Node on every chip, leaves without hosts, bundles,
+    /// shuffled ports, at LMC 0 and 2: every route between CAs arrives
+    /// (Aggregation Nodes are endpoints like any host), no credit loop,
+    /// and at most two VLs.
+    #[test]
+    fn director_twins_with_aggregation_nodes_deliver_every_route() {
+        use crate::gen::field::{aggregation_nodes, directors, empty_leaves, Directors};
+        use crate::gen::pgft::{pgft, Pgft};
+        let d = Directors {
+            directors: 2,
+            line_chips: 4,
+            spine_chips: 2,
+            leaves_per_line: 2,
+            hosts: 3,
+            bundle: 2,
+        };
+        let trees = [
+            ("director", directors(&d).unwrap()),
+            ("leaf-spine", pgft(&Pgft::leaf_spine(6, 4, 3, 2)).unwrap()),
+        ];
+        for (name, b) in trees {
+            for (seed, lmc) in [(1, 0), (2, 2)] {
+                let (b, _) = empty_leaves(&b, 1, seed).unwrap();
+                let b = gen::shuffle_ports(&aggregation_nodes(&b).unwrap(), seed);
+                let f = with_lids(b, lmc);
+                let what = format!("{name} seed {seed} lmc {lmc}");
+                let r =
+                    route(&f, &MlidOptions::default()).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let report = analyze(&f, &r);
+                assert!(report.delivered(), "{what}: {:?}", report.failures);
+                assert!(report.credit_loop.is_none(), "{what}");
+                assert!(r.vls_needed() <= 2, "{what}: {} VLs", r.vls_needed());
             }
         }
     }
@@ -1175,11 +1235,13 @@ mod tests {
         );
     }
 
-    /// With one VL (or qos off) mlid keeps up*/down* for everything and
-    /// leaves the pairs between top switches unrouted: they and only they
-    /// fail, nothing has a credit loop, and no SL2VL is asked for.
+    /// With one VL (or qos off) there is no VL 1 for the descents: the
+    /// hosts on two top switches take shortest paths, and the layering
+    /// either fits every path in one VL without a credit loop or mlid
+    /// declines, saying which setting gives it the VL — never a route
+    /// left undelivered.
     #[test]
-    fn with_one_vl_pairs_between_top_switches_stay_unrouted() {
+    fn with_one_vl_every_pair_is_delivered_or_mlid_declines_naming_the_vl() {
         use crate::fabric::VlBudget;
         let one = VlBudget {
             data_vls: 1,
@@ -1190,39 +1252,31 @@ mod tests {
             sl2vl_programmed: false,
             ..VlBudget::default()
         };
+        let mut declined = 0;
         for budget in [one, no_qos] {
             for (what, f) in trees_with_hosts_on_two_tops(budget.clone()) {
-                let tree = tree_of(&f).unwrap();
-                let r = route(&f, &MlidOptions::default()).unwrap();
-                assert!(
-                    r.sl2vl.is_none() && r.path_sl == PathSl::Uniform(0),
-                    "{what}"
-                );
-                let report = analyze(&f, &r);
-                assert!(report.credit_loop.is_none(), "{what}");
-                let tops = switches_above_with_hosts(&f, &tree);
-                let switch_of = |at: PortRef| {
-                    f.switch_id(f.port(at).unwrap().remote.unwrap().node)
-                        .unwrap()
-                };
-                let hosts: Vec<PortRef> = f
-                    .end_ports()
-                    .filter(|(at, _)| !f.node(at.node).is_switch())
-                    .map(|(at, _)| at)
-                    .collect();
-                for &src in &hosts {
-                    for &dst in &hosts {
-                        let (a, b) = (switch_of(src), switch_of(dst));
-                        let across_tops = a != b && tops.contains(&a) && tops.contains(&b);
-                        let arrives = trace(&f, &r.lfts, src, f.port(dst).unwrap().lid).is_ok();
-                        assert_eq!(
-                            arrives,
-                            !across_tops || src.node == dst.node,
-                            "{what} {budget:?}: {src:?} -> {dst:?}"
+                match route(&f, &MlidOptions::default()) {
+                    Ok(r) => {
+                        let report = analyze(&f, &r);
+                        assert!(report.delivered(), "{what}: {:?}", report.failures);
+                        assert!(report.credit_loop.is_none(), "{what}");
+                        assert_eq!(r.vls_needed(), 1, "{what}");
+                    }
+                    Err(e) => {
+                        let e = e.to_string();
+                        assert!(
+                            e.contains("mlid declines")
+                                && (e.contains("qos TRUE") || e.contains("offers 1")),
+                            "{what}: {e}"
                         );
+                        declined += 1;
                     }
                 }
             }
         }
+        assert!(
+            declined > 0,
+            "valleys between top switches close loops on one VL"
+        );
     }
 }
