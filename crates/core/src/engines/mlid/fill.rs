@@ -1,0 +1,390 @@
+//! The LFT fill: every LID of every end port, on every switch.
+
+use super::vl1::{vl1_tables, VL1_SL};
+use super::{LmcPlan, MlidOptions, NAME};
+use crate::deadlock::vl_layers::make_deadlock_free;
+use crate::error::Error;
+use crate::fabric::{Fabric, Lid, PortNum, SwitchId};
+use crate::routing::{PathSl, Routing, SwitchSls, NO_PATH};
+use crate::topology::gft::GenFatTree;
+
+pub(super) fn route_tree(
+    fabric: &Fabric,
+    tree: &GenFatTree,
+    options: &MlidOptions,
+) -> Result<Routing, Error> {
+    let plan = LmcPlan::new(tree, fabric.switch_count(), fabric.max_unicast_lid());
+    log::info!(
+        "{NAME}: fat tree of {}: {} hosts, {} switches, {} up-paths per leaf",
+        tree.shape(),
+        tree.hosts(),
+        fabric.switch_count(),
+        tree.paths()
+    );
+    if let Some(note) = plan.limit_note(tree) {
+        log::warn!("{NAME}: {note}");
+    }
+    let lmc = fabric.lmc();
+    if lmc < plan.target {
+        log::warn!(
+            "{NAME}: routing with lmc {lmc}: {} of the {} paths per host pair; set `lmc {}` in opensm.conf \
+             (or mlid.raise_lmc TRUE) for all of them",
+            1u32 << lmc,
+            tree.paths(),
+            plan.target
+        );
+    }
+    let graph = fabric.graph();
+    let mut lfts = Routing::empty_lfts(fabric);
+    // Destinations by the switch that delivers them.
+    let mut at_switch: Vec<Vec<Destination>> = vec![Vec::new(); graph.switch_count()];
+    let hosts = tree.hosts();
+    for (at, port) in fabric.end_ports() {
+        let node = fabric.node(at.node);
+        let (switch, deliver, index) = if node.is_switch() {
+            let Some(s) = fabric.switch_id(at.node) else {
+                continue;
+            };
+            (s, PortNum::MANAGEMENT, hosts + s.idx())
+        } else {
+            let Some(&index) = tree.host_index.get(&at) else {
+                continue;
+            };
+            let Some(remote) = port.remote else { continue };
+            let Some(s) = fabric.switch_id(remote.node) else {
+                continue;
+            };
+            (s, remote.port, index)
+        };
+        at_switch[switch.idx()].push(Destination {
+            base: port.lid,
+            count: port.lid_count(),
+            deliver,
+            index,
+        });
+    }
+    let mut routed = 0usize;
+    // (source switch with hosts, destination switch) pairs whose host
+    // LIDs take a shortest path there (no up*/down* path, no descent on
+    // VL 1), once per destination port: their paths need the layering.
+    let mut detoured: Vec<(SwitchId, SwitchId)> = Vec::new();
+    // The same, routed down-then-up on VL 1 (counted at base LIDs).
+    let mut on_vl1 = 0usize;
+    let second_vl = fabric.vl_budget().usable() >= 2;
+    let mut sls: Option<SwitchSls> = None;
+    let mut dist = UpDownDistances::new(graph.switch_count());
+    let mut plans = vec![Plan::default(); graph.switch_count()];
+    for t in graph.ids() {
+        if at_switch[t.idx()].is_empty() {
+            continue;
+        }
+        dist.compute(tree, t, second_vl);
+        for s in graph.ids() {
+            dist.plan(fabric, tree, (s, t), &mut plans[s.idx()]);
+        }
+        for d in &at_switch[t.idx()] {
+            routed += 1;
+            let base_digits = tree.digits(d.index);
+            let to_switch = d.deliver.is_management();
+            for (o, lid) in (0..d.count as usize).zip(d.lids()) {
+                let choice = lid_digits(tree, &base_digits, o);
+                for s in graph.ids() {
+                    let plan = &plans[s.idx()];
+                    let out = if s == t {
+                        d.deliver
+                    } else {
+                        plan.port(&choice, to_switch)
+                    };
+                    let hosted = graph.hosts(s) > 0;
+                    if o == 0 && plan.shortest && !to_switch && hosted {
+                        detoured.push((s, t));
+                    }
+                    // Only hosts' packets take SL 1: a switch without
+                    // hosts passes VL 1 packets on, its own management
+                    // packets need no data VL.
+                    if plan.descends_on_vl1 && !to_switch && hosted {
+                        sls.get_or_insert_with(|| SwitchSls::new(fabric))
+                            .set(s, lid, VL1_SL);
+                        on_vl1 += usize::from(o == 0);
+                    }
+                    lfts[s.idx()].set(lid, out);
+                }
+            }
+        }
+    }
+    if let Some(&(s, t)) = detoured.first() {
+        // Some hosts have neither an up*/down* path nor a descent to
+        // one (Aggregation Nodes on line chips of two directors, hosts on
+        // spines of two chassis): their shortest paths may turn from down
+        // to up anywhere, so every path goes to a virtual layer where it
+        // closes no credit loop (one layer when it closes none at all),
+        // or mlid declines naming the VLs it lacks.
+        log::info!(
+            "{NAME}: {} host-switch/destination pairs have no up*/down* path (first: hosts on {} to {}): \
+             they take shortest paths, and every path goes to a virtual layer free of credit loops",
+            detoured.len(),
+            fabric.describe_switch(s),
+            fabric.describe_switch(t)
+        );
+        let order: Vec<Lid> = fabric.lids().map(|(lid, _)| lid).collect();
+        let routing = make_deadlock_free(NAME, fabric, lfts, &order, &options.layering)?;
+        log::info!(
+            "{NAME}: {routed} ports' LIDs routed, {} VL(s)",
+            routing.vls_needed()
+        );
+        return Ok(routing);
+    }
+    let (sl2vl, path_sl) = match sls {
+        Some(sls) => {
+            log::info!(
+                "{NAME}: {on_vl1} host-switch/destination pairs without an up*/down* path routed down, then up, \
+                 on SL {VL1_SL} / VL 1"
+            );
+            (Some(vl1_tables(fabric)), PathSl::PerSourceSwitch(sls))
+        }
+        None => (None, PathSl::Uniform(0)),
+    };
+    let vls = if sl2vl.is_some() { 2 } else { 1 };
+    log::info!("{NAME}: {routed} ports' LIDs routed on up*/down* paths, {vls} VL(s)");
+    Ok(Routing {
+        engine: NAME.to_string(),
+        lfts,
+        sl2vl,
+        path_sl,
+    })
+}
+
+/// An end port whose LIDs one switch delivers.
+#[derive(Clone, Debug)]
+struct Destination {
+    base: Lid,
+    count: u32,
+    deliver: PortNum,
+    /// Its place in the d-mod-k order (hosts first, then switches).
+    index: usize,
+}
+
+impl Destination {
+    fn lids(&self) -> impl Iterator<Item = Lid> + '_ {
+        (0..self.count as u16).map(|k| self.base.offset(k))
+    }
+}
+
+/// The up digits LID `offset` of a port takes: the port's own digits
+/// (d-mod-k, so base LIDs alone spread like ftree's) plus the offset's,
+/// digit by digit. For one destination the offsets thus reach every
+/// up-path once (the paper's 2^LMC paths), only in another order than
+/// the paper's numbering.
+fn lid_digits(tree: &GenFatTree, base: &[usize], offset: usize) -> Vec<usize> {
+    let extra = tree.digits(offset % tree.paths().max(1));
+    base.iter()
+        .zip(&extra)
+        .zip(&tree.radix)
+        .map(|((&b, &e), &r)| (b + e) % r.max(1))
+        .collect()
+}
+
+/// Up*/down* distances towards one destination switch: `down[s]` on
+/// down-cables only, `best[s]` the shortest up-then-down path. A switch
+/// goes down where that is shortest, up otherwise, to a parent on a
+/// shortest path: in a damaged tree the fewest extra hops there are.
+///
+/// Some switches have no up*/down* path to a LID (a middle switch of an
+/// m-port n-tree reaches only the roots of its replica, and those reach
+/// down to one middle switch per pod; a top switch reaches no other top
+/// switch). With a second VL, one that lies above a switch whose route
+/// climbs all the way (`climbs`) goes down towards the nearest such
+/// switch (`turn`): its hosts' packets go there on VL 1 and climb. One
+/// without hosts and without such a descent takes a shortest path, on to
+/// the first switch that has an up*/down* one: only its own packets
+/// (management traffic, mostly SMPs on VL15, which has no credits to
+/// wait for) take it, as no route passes a switch without a path. So do
+/// switch LIDs (management traffic only). A host LID gets no entry on a
+/// switch with hosts and neither path: their data would turn up after
+/// down on VL 0 and could close a credit loop.
+struct UpDownDistances {
+    down: Vec<u32>,
+    best: Vec<u32>,
+    /// Whether the switch's up*/down* route goes up all the way, whichever
+    /// candidate a LID takes (the destination switch itself too).
+    climbs: Vec<bool>,
+    /// For switches without an up*/down* path: down-hops to the nearest
+    /// switch whose route climbs (0 for those themselves; FAR where
+    /// there is none, for the rest, and without a second VL).
+    turn: Vec<u32>,
+    queue: std::collections::VecDeque<SwitchId>,
+}
+
+const FAR: u32 = u32::MAX / 2;
+
+impl UpDownDistances {
+    fn new(n: usize) -> Self {
+        UpDownDistances {
+            down: vec![FAR; n],
+            best: vec![FAR; n],
+            climbs: vec![false; n],
+            turn: vec![FAR; n],
+            queue: Default::default(),
+        }
+    }
+
+    fn compute(&mut self, tree: &GenFatTree, t: SwitchId, second_vl: bool) {
+        self.down.fill(FAR);
+        self.down[t.idx()] = 0;
+        self.queue.push_back(t);
+        while let Some(s) = self.queue.pop_front() {
+            for c in &tree.up[s.idx()] {
+                if self.down[c.to.idx()] == FAR {
+                    self.down[c.to.idx()] = self.down[s.idx()] + 1;
+                    self.queue.push_back(c.to);
+                }
+            }
+        }
+        for &s in &tree.top_down {
+            let via_up = tree.up[s.idx()]
+                .iter()
+                .map(|c| self.best[c.to.idx()] + 1)
+                .min()
+                .unwrap_or(FAR);
+            self.best[s.idx()] = self.down[s.idx()].min(via_up);
+        }
+        // Parents come before their children top-down, so a switch's
+        // candidates are settled when it is.
+        for &s in &tree.top_down {
+            let best = self.best[s.idx()];
+            self.climbs[s.idx()] = s == t
+                || (best < FAR
+                    && self.down[s.idx()] != best
+                    && tree.up[s.idx()]
+                        .iter()
+                        .filter(|c| self.best[c.to.idx()] + 1 == best)
+                        .all(|c| self.climbs[c.to.idx()]));
+        }
+        // Children before parents.
+        for &s in tree.top_down.iter().rev() {
+            self.turn[s.idx()] = if !second_vl {
+                FAR
+            } else if self.best[s.idx()] < FAR {
+                if self.climbs[s.idx()] {
+                    0
+                } else {
+                    FAR
+                }
+            } else {
+                tree.down[s.idx()]
+                    .iter()
+                    .map(|c| self.turn[c.to.idx()] + 1)
+                    .min()
+                    .unwrap_or(FAR)
+                    .min(FAR)
+            };
+        }
+    }
+
+    /// How `s` forwards towards switch `t`, whatever the LID: the LID's
+    /// up digits only pick among the candidates.
+    fn plan(
+        &self,
+        fabric: &Fabric,
+        tree: &GenFatTree,
+        (s, t): (SwitchId, SwitchId),
+        plan: &mut Plan,
+    ) {
+        let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
+        let h = tree.height[s.idx()];
+        plan.ports.clear();
+        plan.switch_lid_ports.clear();
+        (
+            plan.digit_at,
+            plan.divisor,
+            plan.shortest,
+            plan.descends_on_vl1,
+        ) = (h, 1, false, false);
+        if best >= FAR {
+            let g = fabric.graph();
+            let d = u32::from(g.dist(s, t));
+            let shortest = g
+                .cables(s)
+                .iter()
+                .filter(|c| u32::from(g.dist(c.to, t)) + 1 == d)
+                .map(|c| c.port);
+            let turn = self.turn[s.idx()];
+            if turn < FAR {
+                // Host LIDs down towards the nearest switch whose route
+                // climbs, spread by the digit below as the down-cables of
+                // up*/down* are; switch LIDs as without a second VL.
+                plan.switch_lid_ports.extend(shortest);
+                plan.digit_at = h.wrapping_sub(1);
+                plan.descends_on_vl1 = true;
+                plan.ports.extend(
+                    tree.down[s.idx()]
+                        .iter()
+                        .filter(|c| self.turn[c.to.idx()] + 1 == turn)
+                        .map(|c| c.port),
+                );
+            } else {
+                plan.shortest = true;
+                plan.ports.extend(shortest);
+            }
+        } else if down == best {
+            // Parallel cables down are spread by the rank the up digit
+            // below gave (the cable within a bundle), other choices by
+            // the whole digit.
+            let cands = || {
+                tree.down[s.idx()]
+                    .iter()
+                    .filter(|c| self.down[c.to.idx()] + 1 == down)
+            };
+            let first = cands().next().map(|c| c.to);
+            plan.digit_at = h.wrapping_sub(1);
+            if cands().all(|c| Some(c.to) == first) {
+                plan.divisor = tree
+                    .parents
+                    .get(h.wrapping_sub(1))
+                    .copied()
+                    .unwrap_or(1)
+                    .max(1);
+            }
+            plan.ports.extend(cands().map(|c| c.port));
+        } else {
+            plan.ports.extend(
+                tree.up[s.idx()]
+                    .iter()
+                    .filter(|c| self.best[c.to.idx()] + 1 == best)
+                    .map(|c| c.port),
+            );
+        }
+    }
+}
+
+/// A switch's way towards one destination switch (see `plan`).
+#[derive(Clone, Debug, Default)]
+struct Plan {
+    ports: Vec<PortNum>,
+    /// The height whose up digit picks the port, and what divides it first.
+    digit_at: usize,
+    divisor: usize,
+    /// No up*/down* path and no descent to one: a shortest path (whose
+    /// turns the virtual layering then makes safe).
+    shortest: bool,
+    /// No up*/down* path: host LIDs go down towards a switch whose route
+    /// climbs (the packets of this switch's hosts on VL 1), switch LIDs
+    /// take `switch_lid_ports` (a shortest path, as without a second VL).
+    descends_on_vl1: bool,
+    switch_lid_ports: Vec<PortNum>,
+}
+
+impl Plan {
+    fn port(&self, choice: &[usize], to_switch: bool) -> PortNum {
+        let ports = if to_switch && self.descends_on_vl1 {
+            &self.switch_lid_ports
+        } else {
+            &self.ports
+        };
+        if ports.is_empty() {
+            return NO_PATH;
+        }
+        let digit = choice.get(self.digit_at).copied().unwrap_or(0) / self.divisor.max(1);
+        ports[digit % ports.len()]
+    }
+}
