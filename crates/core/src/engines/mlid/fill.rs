@@ -1,18 +1,23 @@
 //! The LFT fill: every LID of every end port, on every switch.
 
+use super::balance::Balance;
 use super::vl1::{vl1_tables, VL1_SL};
 use super::{LmcPlan, MlidOptions, NAME};
 use crate::deadlock::vl_layers::make_deadlock_free;
 use crate::error::Error;
-use crate::fabric::{Fabric, Lid, PortNum, SwitchId};
-use crate::routing::{PathSl, Routing, SwitchSls, NO_PATH};
+use crate::fabric::{Cable, Fabric, Lid, PortNum, SwitchId};
+use crate::routing::{PathSl, Routing, SwitchSls};
 use crate::topology::gft::GenFatTree;
+
+/// Per host port (base LID): the place of its base LID's root among the
+/// roots, in the order its other LIDs turn over them.
+pub(super) type BasePlaces = Vec<(Lid, usize)>;
 
 pub(super) fn route_tree(
     fabric: &Fabric,
     tree: &GenFatTree,
     options: &MlidOptions,
-) -> Result<Routing, Error> {
+) -> Result<(Routing, BasePlaces), Error> {
     let plan = LmcPlan::new(tree, fabric.switch_count(), fabric.max_unicast_lid());
     log::info!(
         "{NAME}: fat tree of {}: {} hosts, {} switches, {} up-paths per leaf",
@@ -63,6 +68,11 @@ pub(super) fn route_tree(
             index,
         });
     }
+    // A switch's ports in the tree's host order (then its own LID): the
+    // order the counters see them in, whatever the LID numbering.
+    for d in &mut at_switch {
+        d.sort_by_key(|d| d.index);
+    }
     let mut routed = 0usize;
     // (source switch with hosts, destination switch) pairs whose host
     // LIDs take a shortest path there (no up*/down* path, no descent on
@@ -74,6 +84,9 @@ pub(super) fn route_tree(
     let mut sls: Option<SwitchSls> = None;
     let mut dist = UpDownDistances::new(graph.switch_count());
     let mut plans = vec![Plan::default(); graph.switch_count()];
+    let mut balance = Balance::new(fabric, tree);
+    // Per host port: its base LID's root's place (for the path selection).
+    let mut base_places: Vec<(Lid, usize)> = Vec::new();
     for t in graph.ids() {
         if at_switch[t.idx()].is_empty() {
             continue;
@@ -84,16 +97,21 @@ pub(super) fn route_tree(
         }
         for d in &at_switch[t.idx()] {
             routed += 1;
-            let base_digits = tree.digits(d.index);
             let to_switch = d.deliver.is_management();
             for (o, lid) in (0..d.count as usize).zip(d.lids()) {
-                let choice = lid_digits(tree, &base_digits, o);
+                // Switch LIDs carry management traffic only: routed the
+                // same way, not counted.
+                let lids: Vec<Lid> = d.lids().collect();
+                balance.start_lid(tree, &dist.down, (t, o, &lids[..o]), !to_switch);
+                if o == 0 && !to_switch {
+                    base_places.push((d.base, balance.base_place()));
+                }
                 for s in graph.ids() {
                     let plan = &plans[s.idx()];
                     let out = if s == t {
                         d.deliver
                     } else {
-                        plan.port(&choice, to_switch)
+                        balance.pick(&lfts, s, plan.cables_for(to_switch), plan.way)
                     };
                     let hosted = graph.hosts(s) > 0;
                     if o == 0 && plan.shortest && !to_switch && hosted {
@@ -126,13 +144,24 @@ pub(super) fn route_tree(
             fabric.describe_switch(s),
             fabric.describe_switch(t)
         );
-        let order: Vec<Lid> = fabric.lids().map(|(lid, _)| lid).collect();
+        // Destinations on the leaves first: their paths are all
+        // up*/down* and share the first layer; the few that turn come
+        // last and take the layers left.
+        let mut order: Vec<(usize, Lid)> = fabric
+            .lids()
+            .map(|(lid, _)| {
+                let h = fabric.lid_switch(lid).map_or(0, |s| tree.height[s.idx()]);
+                (h, lid)
+            })
+            .collect();
+        order.sort();
+        let order: Vec<Lid> = order.into_iter().map(|(_, lid)| lid).collect();
         let routing = make_deadlock_free(NAME, fabric, lfts, &order, &options.layering)?;
         log::info!(
             "{NAME}: {routed} ports' LIDs routed, {} VL(s)",
             routing.vls_needed()
         );
-        return Ok(routing);
+        return Ok((routing, base_places));
     }
     let (sl2vl, path_sl) = match sls {
         Some(sls) => {
@@ -146,12 +175,15 @@ pub(super) fn route_tree(
     };
     let vls = if sl2vl.is_some() { 2 } else { 1 };
     log::info!("{NAME}: {routed} ports' LIDs routed on up*/down* paths, {vls} VL(s)");
-    Ok(Routing {
-        engine: NAME.to_string(),
-        lfts,
-        sl2vl,
-        path_sl,
-    })
+    Ok((
+        Routing {
+            engine: NAME.to_string(),
+            lfts,
+            sl2vl,
+            path_sl,
+        },
+        base_places,
+    ))
 }
 
 /// An end port whose LIDs one switch delivers.
@@ -160,7 +192,7 @@ struct Destination {
     base: Lid,
     count: u32,
     deliver: PortNum,
-    /// Its place in the d-mod-k order (hosts first, then switches).
+    /// Its place in the tree's host order (hosts first, then switches).
     index: usize,
 }
 
@@ -168,20 +200,6 @@ impl Destination {
     fn lids(&self) -> impl Iterator<Item = Lid> + '_ {
         (0..self.count as u16).map(|k| self.base.offset(k))
     }
-}
-
-/// The up digits LID `offset` of a port takes: the port's own digits
-/// (d-mod-k, so base LIDs alone spread like ftree's) plus the offset's,
-/// digit by digit. For one destination the offsets thus reach every
-/// up-path once (the paper's 2^LMC paths), only in another order than
-/// the paper's numbering.
-fn lid_digits(tree: &GenFatTree, base: &[usize], offset: usize) -> Vec<usize> {
-    let extra = tree.digits(offset % tree.paths().max(1));
-    base.iter()
-        .zip(&extra)
-        .zip(&tree.radix)
-        .map(|((&b, &e), &r)| (b + e) % r.max(1))
-        .collect()
 }
 
 /// Up*/down* distances towards one destination switch: `down[s]` on
@@ -203,7 +221,7 @@ fn lid_digits(tree: &GenFatTree, base: &[usize], offset: usize) -> Vec<usize> {
 /// switch with hosts and neither path: their data would turn up after
 /// down on VL 0 and could close a credit loop.
 struct UpDownDistances {
-    down: Vec<u32>,
+    pub(super) down: Vec<u32>,
     best: Vec<u32>,
     /// Whether the switch's up*/down* route goes up all the way, whichever
     /// candidate a LID takes (the destination switch itself too).
@@ -215,7 +233,7 @@ struct UpDownDistances {
     queue: std::collections::VecDeque<SwitchId>,
 }
 
-const FAR: u32 = u32::MAX / 2;
+pub(super) const FAR: u32 = u32::MAX / 2;
 
 impl UpDownDistances {
     fn new(n: usize) -> Self {
@@ -281,8 +299,8 @@ impl UpDownDistances {
         }
     }
 
-    /// How `s` forwards towards switch `t`, whatever the LID: the LID's
-    /// up digits only pick among the candidates.
+    /// How `s` forwards towards switch `t`, whatever the LID: the
+    /// candidate cables; the balancing picks one per LID.
     fn plan(
         &self,
         fabric: &Fabric,
@@ -291,15 +309,9 @@ impl UpDownDistances {
         plan: &mut Plan,
     ) {
         let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
-        let h = tree.height[s.idx()];
-        plan.ports.clear();
-        plan.switch_lid_ports.clear();
-        (
-            plan.digit_at,
-            plan.divisor,
-            plan.shortest,
-            plan.descends_on_vl1,
-        ) = (h, 1, false, false);
+        plan.cables.clear();
+        plan.switch_lid_cables.clear();
+        (plan.way, plan.shortest, plan.descends_on_vl1) = (Way::Other, false, false);
         if best >= FAR {
             let g = fabric.graph();
             let d = u32::from(g.dist(s, t));
@@ -307,51 +319,35 @@ impl UpDownDistances {
                 .cables(s)
                 .iter()
                 .filter(|c| u32::from(g.dist(c.to, t)) + 1 == d)
-                .map(|c| c.port);
+                .copied();
             let turn = self.turn[s.idx()];
             if turn < FAR {
                 // Host LIDs down towards the nearest switch whose route
-                // climbs, spread by the digit below as the down-cables of
-                // up*/down* are; switch LIDs as without a second VL.
-                plan.switch_lid_ports.extend(shortest);
-                plan.digit_at = h.wrapping_sub(1);
+                // climbs; switch LIDs as without a second VL.
+                plan.switch_lid_cables.extend(shortest);
                 plan.descends_on_vl1 = true;
-                plan.ports.extend(
+                plan.cables.extend(
                     tree.down[s.idx()]
                         .iter()
-                        .filter(|c| self.turn[c.to.idx()] + 1 == turn)
-                        .map(|c| c.port),
+                        .filter(|c| self.turn[c.to.idx()] + 1 == turn),
                 );
             } else {
                 plan.shortest = true;
-                plan.ports.extend(shortest);
+                plan.cables.extend(shortest);
             }
         } else if down == best {
-            // Parallel cables down are spread by the rank the up digit
-            // below gave (the cable within a bundle), other choices by
-            // the whole digit.
-            let cands = || {
+            plan.way = Way::Down;
+            plan.cables.extend(
                 tree.down[s.idx()]
                     .iter()
-                    .filter(|c| self.down[c.to.idx()] + 1 == down)
-            };
-            let first = cands().next().map(|c| c.to);
-            plan.digit_at = h.wrapping_sub(1);
-            if cands().all(|c| Some(c.to) == first) {
-                plan.divisor = tree
-                    .parents
-                    .get(h.wrapping_sub(1))
-                    .copied()
-                    .unwrap_or(1)
-                    .max(1);
-            }
-            plan.ports.extend(cands().map(|c| c.port));
+                    .filter(|c| self.down[c.to.idx()] + 1 == down),
+            );
         } else {
-            plan.ports.extend(
+            plan.way = Way::Up;
+            plan.cables.extend(
                 tree.up[s.idx()]
                     .iter()
-                    .filter(|c| self.best[c.to.idx()] + 1 == best)
-                    .map(|c| c.port),
+                    .filter(|c| self.best[c.to.idx()] + 1 == best),
             );
         }
     }
@@ -359,32 +355,36 @@ impl UpDownDistances {
 
 /// A switch's way towards one destination switch (see `plan`).
 #[derive(Clone, Debug, Default)]
-struct Plan {
-    ports: Vec<PortNum>,
-    /// The height whose up digit picks the port, and what divides it first.
-    digit_at: usize,
-    divisor: usize,
+pub(super) struct Plan {
+    /// The cables on its shortest up*/down* paths (or the fallbacks).
+    pub(super) cables: Vec<Cable>,
+    pub(super) way: Way,
     /// No up*/down* path and no descent to one: a shortest path (whose
     /// turns the virtual layering then makes safe).
     shortest: bool,
     /// No up*/down* path: host LIDs go down towards a switch whose route
     /// climbs (the packets of this switch's hosts on VL 1), switch LIDs
-    /// take `switch_lid_ports` (a shortest path, as without a second VL).
+    /// take `switch_lid_cables` (a shortest path, as without a second VL).
     descends_on_vl1: bool,
-    switch_lid_ports: Vec<PortNum>,
+    switch_lid_cables: Vec<Cable>,
+}
+
+/// Whether a plan goes down, up, or neither (descents on VL 1, shortest
+/// paths), for the balancing's preferences.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Way {
+    Down,
+    Up,
+    #[default]
+    Other,
 }
 
 impl Plan {
-    fn port(&self, choice: &[usize], to_switch: bool) -> PortNum {
-        let ports = if to_switch && self.descends_on_vl1 {
-            &self.switch_lid_ports
+    fn cables_for(&self, to_switch: bool) -> &[Cable] {
+        if to_switch && self.descends_on_vl1 {
+            &self.switch_lid_cables
         } else {
-            &self.ports
-        };
-        if ports.is_empty() {
-            return NO_PATH;
+            &self.cables
         }
-        let digit = choice.get(self.digit_at).copied().unwrap_or(0) / self.divisor.max(1);
-        ports[digit % ports.len()]
     }
 }

@@ -34,6 +34,7 @@
 //! route, the one every other source there takes, climbs all the way
 //! (`UpDownDistances::climbs`).
 
+mod balance;
 mod fill;
 mod lmc;
 mod selection;
@@ -114,7 +115,7 @@ pub const INFO: EngineInfo = EngineInfo {
 /// LMC to ask OpenSM for when `raise_lmc` is on and the LIDs fall short.
 fn outcome(fabric: &Fabric, options: &MlidOptions) -> Result<Outcome, Error> {
     let tree = tree_of(fabric)?;
-    let routing = route_tree(fabric, &tree, options)?;
+    let (routing, places) = route_tree(fabric, &tree, options)?;
     let lmc_request = if options.raise_lmc {
         lmc_for(fabric, &tree)
     } else {
@@ -122,7 +123,7 @@ fn outcome(fabric: &Fabric, options: &MlidOptions) -> Result<Outcome, Error> {
     };
     Ok(Outcome {
         routing,
-        dlid_choice: Some(choice_of(fabric, &tree)),
+        dlid_choice: Some(choice_of(fabric, &tree, &places)),
         lmc_request,
     })
 }
@@ -153,7 +154,7 @@ pub fn lmc_to_request(fabric: &Fabric) -> Result<Option<u8>, Error> {
 }
 
 pub fn route(fabric: &Fabric, options: &MlidOptions) -> Result<Routing, Error> {
-    route_tree(fabric, &tree_of(fabric)?, options)
+    Ok(route_tree(fabric, &tree_of(fabric)?, options)?.0)
 }
 
 #[cfg(test)]

@@ -1,59 +1,37 @@
 //! The path selection (§4.2): which of a destination's LIDs each source
 //! uses.
 
-use super::{tree_of, Error};
-use crate::fabric::{Fabric, Lid, PortRef};
+use std::collections::HashMap;
+
+use super::fill::{route_tree, BasePlaces};
+use super::{tree_of, Error, MlidOptions};
+use crate::fabric::{Fabric, Lid};
 use crate::routing::DlidChoice;
 use crate::topology::gft::GenFatTree;
 
-/// The DLID a source host should use for each destination host (§4.2):
-/// (source base LID, destination base LID, DLID), for every ordered pair
-/// of host ports.
+/// The DLID a source host should use for each destination host (§4.2),
+/// as `outcome` gives it (routing the fabric with the default options).
 pub fn path_selection(fabric: &Fabric) -> Result<DlidChoice, Error> {
-    Ok(choice_of(fabric, &tree_of(fabric)?))
+    let tree = tree_of(fabric)?;
+    let (_, places) = route_tree(fabric, &tree, &MlidOptions::default())?;
+    Ok(choice_of(fabric, &tree, &places))
 }
 
-/// §4.2 generalised: a source takes the up-path its own d-mod-k digits
-/// name (so the sources of a subtree, whose low digits differ, leave it on
-/// disjoint up-paths as the paper's rank within the group does), and the
-/// DLID is the offset whose digits added to the destination's give them.
-pub(super) fn choice_of(fabric: &Fabric, tree: &GenFatTree) -> DlidChoice {
-    let hosts: Vec<(PortRef, Lid, u32, usize)> = fabric
-        .end_ports()
-        .filter_map(|(at, p)| {
-            tree.host_index
-                .get(&at)
-                .map(|&i| (at, p.lid, p.lid_count(), i))
-        })
-        .collect();
-    let digits: Vec<Vec<usize>> = hosts.iter().map(|h| tree.digits(h.3)).collect();
-    let mut out = DlidChoice::new();
-    for (i, &(src, slid, _, _)) in hosts.iter().enumerate() {
-        for (j, &(dst, dbase, count, _)) in hosts.iter().enumerate() {
-            if src.node != dst.node {
-                // With fewer LIDs than up-paths, only the heights whose
-                // digits the offsets cover whole follow the source; the
-                // others keep the destination's (d-mod-k), rather than a
-                // blend that is neither.
-                let mut span = 1usize;
-                let offset: Vec<usize> = digits[i]
-                    .iter()
-                    .zip(&digits[j])
-                    .zip(&tree.radix)
-                    .map(|((&s, &d), &r)| {
-                        let r = r.max(1);
-                        span = span.saturating_mul(r);
-                        if span <= count as usize {
-                            (s + r - d) % r
-                        } else {
-                            0
-                        }
-                    })
-                    .collect();
-                let offset = tree.compose(&offset) % count as usize;
-                out.insert(slid, dbase, dbase.offset(offset as u16));
-            }
-        }
-    }
-    out
+/// §4.2 generalised: a source of rank r (its place in the tree's host
+/// order, where a subtree's hosts are consecutive) uses offset (r − p)
+/// mod the destination's LID count, p the place of the destination's
+/// base-LID root: offset o's chain comes down from the root o places
+/// after that one (`balance`), so with a LID per root the source climbs
+/// to root r whatever the destination. The sources of a leaf, of a pod,
+/// reach one destination over different up-paths (the paper's rank within
+/// the group), and a permutation spreads as it does over base LIDs. A
+/// rule, not a list: linear in the fabric.
+pub(super) fn choice_of(fabric: &Fabric, tree: &GenFatTree, places: &BasePlaces) -> DlidChoice {
+    let place: HashMap<Lid, usize> = places.iter().copied().collect();
+    DlidChoice::by_source_rank(fabric.end_ports().filter_map(|(at, p)| {
+        let rank = *tree.host_index.get(&at)?;
+        let count = p.lid_count().max(1) as usize;
+        let term = (count - place.get(&p.lid).copied().unwrap_or(0) % count) % count;
+        Some((p.lid, rank as u32, term as u32, count as u16))
+    }))
 }
