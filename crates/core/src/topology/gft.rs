@@ -1,13 +1,14 @@
 //! Recognising a generalized fat tree (XGFT/PGFT, real cluster trees) in
 //! the bare graph: switch heights counted from the hosts up, each switch's
 //! up- and down-cables (parallel cables kept one by one), and an order of
-//! the hosts that groups them by subtree, as d-mod-k routing needs.
+//! the hosts that groups them by subtree (the order the routing balances
+//! in).
 //!
-//! Unlike `topology::fattree` (the paper's ideal m-port n-tree, exact
-//! labels) nothing here asks for full levels or equal widths: a cable or a
-//! switch may be missing, levels may differ in radix, a pair of switches
-//! may share any number of cables, and a few hosts (management, storage)
-//! may hang off switches above the leaves. What must hold is what
+//! Nothing here asks for full levels or equal widths: a cable or a switch
+//! may be missing, levels may differ in radix, a pair of switches may
+//! share any number of cables (bundles), director chassis appear as line
+//! and spine chips, and CAs (Aggregation Nodes, management, storage) may
+//! hang off any switch. What must hold is what
 //! up*/down* routing needs: every cable joins two adjacent heights.
 //!
 //! Heights: counted from the leaves, the switches whose share of ports
@@ -103,6 +104,67 @@ impl GenFatTree {
                 widths.join(", ")
             }
         )
+    }
+}
+
+impl GenFatTree {
+    /// Whether no cable or switch is missing: at every height, every
+    /// switch has as many up- and down-cables as the others there. Then
+    /// the minimal paths between leaves are up*/down* paths.
+    pub fn is_complete(&self, fabric: &Fabric) -> bool {
+        let graph = fabric.graph();
+        (0..=self.top).all(|h| {
+            let mut at = graph.ids().filter(|s| self.height[s.idx()] == h);
+            let Some(first) = at.next() else { return true };
+            let shape = |s: SwitchId| (self.up[s.idx()].len(), self.down[s.idx()].len());
+            let want = shape(first);
+            at.all(|s| shape(s) == want)
+        })
+    }
+
+    /// Why OpenSM's ftree would refuse this tree although it is one, if
+    /// it would: ftree wants every CA on a leaf and every leaf with the
+    /// same number of parent switches ("upward port groups"), and fails
+    /// with "CN port ... rank", "different number of upward port groups"
+    /// or "more than one root" otherwise. Aggregation Nodes on every chip,
+    /// hosts on spines, leaves missing a cable all count. Then minhop,
+    /// its fallback, routes minimal paths that are not all up*/down*.
+    pub fn ftree_objection(&self, fabric: &Fabric) -> Option<String> {
+        let graph = fabric.graph();
+        if let Some(s) = graph
+            .ids()
+            .find(|s| self.height[s.idx()] > 0 && graph.hosts(*s) > 0)
+        {
+            return Some(format!(
+                "{} has CAs (hosts or an Aggregation Node) at height {} above the leaves: ftree takes CAs for \
+                 compute nodes on leaves only",
+                fabric.describe_switch(s),
+                self.height[s.idx()]
+            ));
+        }
+        let parents = |s: SwitchId| {
+            let mut p: Vec<SwitchId> = self.up[s.idx()].iter().map(|c| c.to).collect();
+            p.sort();
+            p.dedup();
+            p.len()
+        };
+        let leaves: Vec<SwitchId> = graph.ids().filter(|s| self.height[s.idx()] == 0).collect();
+        let first = leaves.first().map(|&l| parents(l))?;
+        if let Some(&odd) = leaves.iter().find(|&&l| parents(l) != first) {
+            return Some(format!(
+                "{} has {} parent switches where other leaves have {first}: ftree wants the same number of \
+                 upward port groups on every leaf",
+                fabric.describe_switch(odd),
+                parents(odd)
+            ));
+        }
+        if let Some(&empty) = leaves.iter().find(|&&l| graph.hosts(l) == 0) {
+            return Some(format!(
+                "{} is a leaf without hosts: ftree ranks the tree from the switches with compute nodes",
+                fabric.describe_switch(empty)
+            ));
+        }
+        None
     }
 }
 

@@ -35,14 +35,14 @@ fn full_lmc_routes_are_up_down_and_loop_free() {
 #[test]
 fn a_groups_sources_take_disjoint_paths_to_one_host() {
     let f = tree_fabric(8, 3, 4);
-    // The paper's labels, to name the hosts as Fig. 11 does.
-    let tree = crate::topology::fattree::recognize(&f).unwrap();
+    // The paper's labels, as the generator names the hosts (P(521) is
+    // `ft-p521`), to name them as Fig. 11 does.
     let choice = path_selection(&f).unwrap();
     let port_of = |label: &[usize]| {
-        let (&node, _) = tree
-            .host_label
-            .iter()
-            .find(|(_, l)| l.as_slice() == label)
+        let name: String = label.iter().map(|d| d.to_string()).collect();
+        let node = f
+            .cas()
+            .find(|&n| f.node(n).desc == format!("ft-p{name}"))
             .unwrap();
         (PortRef::new(node, 1), f.node(node).port(1).unwrap().lid)
     };

@@ -202,3 +202,24 @@ fn directors_with_aggregation_nodes_and_empty_leaves_are_three_levels() {
         assert_eq!((t.top, leaves), (1, 8), "{p:?}");
     }
 }
+
+/// ftree's failure cases are named: Aggregation Nodes above the leaves,
+/// a leaf missing its cables to one parent, empty leaves; a plain PGFT
+/// has none.
+#[test]
+fn ftree_objections_name_the_switch() {
+    use crate::gen::field::{aggregation_nodes, empty_leaves};
+    let p = pgft::Pgft::leaf_spine(6, 4, 3, 2);
+    let plain = fabric(pgft::pgft(&p).unwrap());
+    assert_eq!(recognize(&plain).unwrap().ftree_objection(&plain), None);
+    let an = fabric(aggregation_nodes(&pgft::pgft(&p).unwrap()).unwrap());
+    let why = recognize(&an).unwrap().ftree_objection(&an).unwrap();
+    assert!(
+        why.contains("pgft-l2-") && why.contains("above the leaves"),
+        "{why}"
+    );
+    let (b, _) = empty_leaves(&pgft::pgft(&p).unwrap(), 1, 1).unwrap();
+    let e = fabric(b);
+    let why = recognize(&e).unwrap().ftree_objection(&e).unwrap();
+    assert!(why.contains("without hosts"), "{why}");
+}
