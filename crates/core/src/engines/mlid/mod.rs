@@ -1,38 +1,31 @@
-//! `mlid`: the Multiple LID routing of Lin, Chung & Huang ("A Multiple LID
-//! Routing Scheme for Fat-Tree-Based InfiniBand Networks"), for m-port
-//! n-trees and the generalized fat trees clusters run (parallel cables,
-//! missing cables and switches, hosts above the leaves), recognised from
-//! the bare graph (`topology::gft`).
+//! `mlid`: fat-tree routing after the Multiple LID scheme of Lin, Chung &
+//! Huang ("A Multiple LID Routing Scheme for Fat-Tree-Based InfiniBand
+//! Networks"), for the trees clusters run: m-port n-trees, PGFTs with
+//! bundles, director chassis seen as line and spine chips, Aggregation
+//! Nodes on every chip, empty leaves, hosts on spines, missing cables and
+//! switches — recognised from the bare graph (`topology::gft`).
 //!
-//! Every host has 2^LMC LIDs; LMC = log2((m/2)^(n−1)) gives one LID per
-//! path between the two halves of an m-port n-tree. Every LID travels
-//! up*/down*: down where the switch lies above its host, otherwise up by
-//! the digits `lid_digits` gives that LID — the host's own d-mod-k digits
-//! plus its offset's, so base LIDs alone spread like ftree's while a
-//! host's LIDs still reach every up-path once. In a damaged tree a switch
-//! takes the shortest up*/down* path there is. With fewer LIDs than paths
-//! the offsets cover fewer paths, still spread. Sources pick the LID with
-//! the path selection (§4.2, generalised: `choice_of`). Up*/down* routes
-//! have no credit loops: one VL, SL2VL left as it is.
+//! Every port has 2^LMC LIDs, each routed up*/down* (`fill`, balanced by
+//! counters in `balance`: one chain per LID from its switch to a root,
+//! every other switch meeting it over its least-loaded cable), a port's
+//! LIDs over different up-paths; sources pick a LID by rank (`selection`,
+//! §4.2 generalised). `lmc` says how many LIDs the tree asks for.
 //!
-//! Hosts on a switch above the leaves (a storage node on a top switch)
-//! may have no up*/down* path to a destination: two top switches have no
-//! switch above both. Such a pair goes down from its switch to the
-//! nearest switch from which the destination's switch is reached going
-//! only up, then up, on path SL 1, which every port maps to VL 1 (SL 0
-//! stays on VL 0) — when the fabric offers two VLs and programs SL2VL
-//! (`qos TRUE`); otherwise those pairs stay unrouted, logged. Why that
-//! keeps the fabric free of credit loops: VL 0 carries only up*/down*
-//! paths (acyclic, as before); VL 1 carries only down*-then-up* paths,
-//! which never turn from an up-cable onto a down-cable, and a cycle of
-//! channels in a tree, whose every cable joins two adjacent heights,
-//! must climb and descend, so somewhere turn from up to down; no packet
-//! changes VL on the way, so nothing leads from VL 1 back to VL 0. The
-//! LFT entry for a LID is shared by every source: the descent only
-//! enters switches that have no up*/down* path to the destination (so no
-//! VL 0 route passes them) and turns only at a switch whose up*/down*
-//! route, the one every other source there takes, climbs all the way
-//! (`UpDownDistances::climbs`).
+//! Up*/down* routes have no credit loops: one VL. Hosts above the leaves
+//! with no up*/down* path between them go down, then up, on SL 1 / VL 1
+//! (`vl1`): VL 0 carries only up*/down* paths (acyclic); VL 1 only
+//! down*-then-up* paths, which never turn from an up-cable onto a
+//! down-cable, while a cycle of channels in a tree, whose every cable
+//! joins two adjacent heights, must turn from up to down somewhere; no
+//! packet changes VL on the way. The LFT entry for a LID is shared by
+//! every source: the descent only enters switches that have no up*/down*
+//! path to the destination (so no VL 0 route passes them) and turns only
+//! at a switch whose up*/down* route climbs all the way
+//! (`UpDownDistances::climbs`). Pairs with neither (Aggregation Nodes on
+//! line chips of two directors) take shortest paths, and every path is
+//! then placed on a virtual layer free of credit loops (the fewest VLs),
+//! or mlid declines naming the setting that gives it more. No route is
+//! ever left undelivered.
 
 mod balance;
 mod fill;
