@@ -62,6 +62,9 @@ pub(super) struct Balance {
     base_pos: usize,
     /// Whether the current LID is counted.
     counted: bool,
+    /// Per switch: its CAs; and all CAs (the weight of a chain cable).
+    hosts: Vec<u32>,
+    everyone: u32,
 }
 
 impl Balance {
@@ -110,6 +113,8 @@ impl Balance {
             port_chains: Vec::new(),
             root: usize::MAX,
             counted: true,
+            hosts: graph.ids().map(|s| graph.hosts(s)).collect(),
+            everyone: graph.ids().map(|s| graph.hosts(s)).sum::<u32>().max(1),
         }
     }
 
@@ -219,11 +224,11 @@ impl Balance {
             .unwrap_or(0)
     }
 
-    fn count(&mut self, s: SwitchId, port: PortNum) {
+    fn count(&mut self, s: SwitchId, port: PortNum, weight: u32) {
         if self.counted {
             let slot = self.slot(port);
             if let Some(l) = self.load[s.idx()].get_mut(slot) {
-                *l += 1;
+                *l += weight;
             }
         }
     }
@@ -259,7 +264,7 @@ impl Balance {
     ) -> PortNum {
         let on_chain = self.chain_port[s.idx()];
         if way == Way::Down && on_chain != NO_PATH {
-            self.count(s, on_chain);
+            self.count(s, on_chain, self.everyone);
             return on_chain;
         }
         let prefer = |c: &&Cable| match way {
@@ -275,12 +280,18 @@ impl Balance {
         else {
             return NO_PATH;
         };
-        // Down off the chain: every root has an entry for every LID, but
-        // sources go up to the chain's root, so these carry (almost) no
-        // traffic and are not counted; up-cables are.
-        if way != Way::Down {
-            self.count(s, port);
-        }
+        // Loads compare the ports of one switch, so each pick counts the
+        // sources whose packets it carries, roughly: down along the chain
+        // everyone's; down off the chain the switch's own CAs' (every
+        // other source goes up to the chain's root, every root has an
+        // entry for every LID), at least 1 for the sources of subtrees
+        // that do not reach the chain's root (irregular trees); up, the
+        // same sources for every LID.
+        let weight = match way {
+            Way::Down => self.hosts[s.idx()].max(1),
+            Way::Up | Way::Other => 1,
+        };
+        self.count(s, port, weight);
         port
     }
 }
