@@ -164,6 +164,11 @@ impl Balance {
         self.base_pos
     }
 
+    /// The roots the offsets turn over.
+    pub(super) fn roots(&self) -> usize {
+        self.roots_order.len()
+    }
+
     /// How often an earlier LID of the port came down this cable, then
     /// the LIDs of this offset that do. Every switch above a destination
     /// routes it down, so the tables do not say which cable an earlier

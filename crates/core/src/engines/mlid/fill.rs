@@ -10,8 +10,12 @@ use crate::routing::{PathSl, Routing, SwitchSls};
 use crate::topology::gft::GenFatTree;
 
 /// Per host port (base LID): the place of its base LID's root among the
-/// roots, in the order its other LIDs turn over them.
-pub(super) type BasePlaces = Vec<(Lid, usize)>;
+/// roots, in the order its other LIDs turn over them; and the number of
+/// roots in that order.
+pub(super) struct BasePlaces {
+    pub(super) places: Vec<(Lid, usize)>,
+    pub(super) roots: usize,
+}
 
 pub(super) fn route_tree(
     fabric: &Fabric,
@@ -161,7 +165,14 @@ pub(super) fn route_tree(
             "{NAME}: {routed} ports' LIDs routed, {} VL(s)",
             routing.vls_needed()
         );
-        return Ok((routing, base_places));
+        let roots = balance.roots();
+        return Ok((
+            routing,
+            BasePlaces {
+                places: base_places,
+                roots,
+            },
+        ));
     }
     let (sl2vl, path_sl) = match sls {
         Some(sls) => {
@@ -182,7 +193,10 @@ pub(super) fn route_tree(
             sl2vl,
             path_sl,
         },
-        base_places,
+        BasePlaces {
+            places: base_places,
+            roots: balance.roots(),
+        },
     ))
 }
 
