@@ -46,6 +46,10 @@ pub(super) struct Balance {
     root_of: Vec<usize>,
     /// Per root: a bit set of the switches that reach it going only up.
     below: Vec<Vec<u64>>,
+    /// Per switch, per root: the range of `toward_cables[switch]` holding
+    /// its up-cables to a switch that reaches the root going up.
+    toward: Vec<Vec<(u32, u32)>>,
+    toward_cables: Vec<Vec<Cable>>,
     /// Per switch: the port down along the current LID's chain, or
     /// `NO_PATH` off the chain.
     chain_port: Vec<PortNum>,
@@ -89,6 +93,21 @@ impl Balance {
             }
             below.push(set);
         }
+        let mut toward = vec![Vec::new(); n];
+        let mut toward_cables = vec![Vec::new(); n];
+        for s in graph.ids().filter(|s| !tree.up[s.idx()].is_empty()) {
+            let (ranges, list): (&mut Vec<(u32, u32)>, &mut Vec<Cable>) =
+                (&mut toward[s.idx()], &mut toward_cables[s.idx()]);
+            for set in &below {
+                let start = list.len() as u32;
+                list.extend(
+                    tree.up[s.idx()]
+                        .iter()
+                        .filter(|c| set[c.to.idx() / 64] & (1u64 << (c.to.idx() % 64)) != 0),
+                );
+                ranges.push((start, list.len() as u32));
+            }
+        }
         let classes = 1usize << fabric.lmc();
         let roots_order = interleaved_roots(fabric, tree);
         let mut root_pos = vec![usize::MAX; n];
@@ -108,6 +127,8 @@ impl Balance {
             earlier: Vec::new(),
             root_of,
             below,
+            toward,
+            toward_cables,
             chain_port: vec![NO_PATH; n],
             chain: Vec::new(),
             port_chains: Vec::new(),
@@ -253,6 +274,31 @@ impl Balance {
         (reused, load)
     }
 
+    /// The least-loaded of `cables` at `s` (the first of equals).
+    fn least<'c>(
+        &self,
+        lfts: &[Lft],
+        s: SwitchId,
+        cables: impl Iterator<Item = &'c Cable>,
+    ) -> Option<PortNum> {
+        let mut best: Option<((usize, u32), PortNum)> = None;
+        for c in cables {
+            let k = self.key(lfts, s, c.port);
+            if best.is_none_or(|(b, _)| k < b) {
+                best = Some((k, c.port));
+            }
+        }
+        best.map(|(_, p)| p)
+    }
+
+    /// `s`'s up-cables that lead to the current chain's root.
+    fn toward_root(&self, s: SwitchId) -> &[Cable] {
+        let Some(&(a, b)) = self.toward.get(s.idx()).and_then(|t| t.get(self.root)) else {
+            return &[];
+        };
+        &self.toward_cables[s.idx()][a as usize..b as usize]
+    }
+
     fn leads_to_root(&self, s: SwitchId) -> bool {
         self.below
             .get(self.root)
@@ -264,25 +310,31 @@ impl Balance {
         &mut self,
         lfts: &[Lft],
         s: SwitchId,
-        cables: &[Cable],
-        way: Way,
+        (cables, way, all_up): (&[Cable], Way, bool),
     ) -> PortNum {
         let on_chain = self.chain_port[s.idx()];
         if way == Way::Down && on_chain != NO_PATH {
             self.count(s, on_chain, self.everyone);
             return on_chain;
         }
-        let prefer = |c: &&Cable| match way {
-            Way::Up => self.leads_to_root(c.to),
-            Way::Down => self.chain_port[c.to.idx()] != NO_PATH,
-            Way::Other => true,
+        // In a full tree every up-cable is a candidate, and the ones that
+        // lead to the chain's root are known in advance: no scan.
+        let toward = match (way, all_up) {
+            (Way::Up, true) => self.toward_root(s),
+            _ => &[],
         };
-        let least = |it: &mut dyn Iterator<Item = &Cable>| {
-            it.min_by_key(|c| self.key(lfts, s, c.port)).map(|c| c.port)
+        let port = if toward.is_empty() {
+            let prefer = |c: &Cable| match way {
+                Way::Up => self.leads_to_root(c.to),
+                Way::Down => self.chain_port[c.to.idx()] != NO_PATH,
+                Way::Other => true,
+            };
+            self.least(lfts, s, cables.iter().filter(|c| prefer(c)))
+                .or_else(|| self.least(lfts, s, cables.iter()))
+        } else {
+            self.least(lfts, s, toward.iter())
         };
-        let Some(port) =
-            least(&mut cables.iter().filter(prefer)).or_else(|| least(&mut cables.iter()))
-        else {
+        let Some(port) = port else {
             return NO_PATH;
         };
         // Loads compare the ports of one switch, so each pick counts the

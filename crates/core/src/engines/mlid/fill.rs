@@ -115,7 +115,11 @@ pub(super) fn route_tree(
                     let out = if s == t {
                         d.deliver
                     } else {
-                        balance.pick(&lfts, s, plan.cables_for(to_switch), plan.way)
+                        balance.pick(
+                            &lfts,
+                            s,
+                            (plan.cables_for(to_switch), plan.way, plan.all_up),
+                        )
                     };
                     let hosted = graph.hosts(s) > 0;
                     if o == 0 && plan.shortest && !to_switch && hosted {
@@ -325,7 +329,8 @@ impl UpDownDistances {
         let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
         plan.cables.clear();
         plan.switch_lid_cables.clear();
-        (plan.way, plan.shortest, plan.descends_on_vl1) = (Way::Other, false, false);
+        (plan.way, plan.shortest, plan.descends_on_vl1, plan.all_up) =
+            (Way::Other, false, false, false);
         if best >= FAR {
             let g = fabric.graph();
             let d = u32::from(g.dist(s, t));
@@ -363,6 +368,7 @@ impl UpDownDistances {
                     .iter()
                     .filter(|c| self.best[c.to.idx()] + 1 == best),
             );
+            plan.all_up = plan.cables.len() == tree.up[s.idx()].len();
         }
     }
 }
@@ -373,6 +379,8 @@ pub(super) struct Plan {
     /// The cables on its shortest up*/down* paths (or the fallbacks).
     pub(super) cables: Vec<Cable>,
     pub(super) way: Way,
+    /// Going up, and every up-cable is a candidate (a full tree).
+    pub(super) all_up: bool,
     /// No up*/down* path and no descent to one: a shortest path (whose
     /// turns the virtual layering then makes safe).
     shortest: bool,
