@@ -11,7 +11,7 @@ use osmroute_core::dumps::{
 };
 use osmroute_core::fabric::VlBudget;
 use osmroute_core::io::guid2lid::Guid2Lid;
-use osmroute_core::io::{ibnetdiscover, netfile};
+use osmroute_core::io::{ibnetdiscover, ibnetdiscover_ports, netfile};
 use osmroute_core::routing::DlidChoice;
 use osmroute_core::{Fabric, PathSl, Routing};
 
@@ -88,9 +88,14 @@ pub fn fabric(
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     // ibnetdiscover names nodes by GUID ("S-0002c9...") and carries LIDs.
-    let discovered = text.contains("\"S-") && text.contains(" lid ");
-    let mut builder = if discovered {
+    let records = text.contains("\"S-") && text.contains(" lid ");
+    // `ibnetdiscover -p`: a line per cable, LIDs included.
+    let per_cable = !records && ibnetdiscover_ports::looks_like(&text);
+    let discovered = records || per_cable;
+    let mut builder = if records {
         ibnetdiscover::read(&text).map_err(|e| format!("{}: {e}", path.display()))?
+    } else if per_cable {
+        ibnetdiscover_ports::read(&text).map_err(|e| format!("{}: {e}", path.display()))?
     } else {
         netfile::read(&text).map_err(|e| format!("{}: {e}", path.display()))?
     };

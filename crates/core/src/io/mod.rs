@@ -2,4 +2,5 @@
 
 pub mod guid2lid;
 pub mod ibnetdiscover;
+pub mod ibnetdiscover_ports;
 pub mod netfile;

@@ -637,3 +637,31 @@ fn with_one_vl_every_pair_is_delivered_or_mlid_declines_naming_the_vl() {
         "valleys between top switches close loops on one VL"
     );
 }
+
+/// The real clusters' dumps (tests/fixtures): X5 (ibnetdiscover), PlaFRIM
+/// and PlaFRIM 2 (`ibnetdiscover -p`), with the LIDs their SMs gave:
+/// every route delivered, no credit loop, one VL but where hosts above
+/// the leaves need the second.
+#[test]
+fn real_cluster_dumps_deliver_every_route() {
+    use crate::io::{ibnetdiscover, ibnetdiscover_ports};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/");
+    for (name, vls) in [
+        ("x5-voltaire.ibnetdiscover", 1),
+        ("plafrim.ibnetdiscover-p", 2),
+        ("plafrim2.ibnetdiscover-p", 1),
+    ] {
+        let text = std::fs::read_to_string(format!("{dir}{name}")).unwrap();
+        let b = if ibnetdiscover_ports::looks_like(&text) {
+            ibnetdiscover_ports::read(&text).unwrap()
+        } else {
+            ibnetdiscover::read(&text).unwrap()
+        };
+        let f = b.build().unwrap();
+        let r = route(&f, &MlidOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let report = analyze(&f, &r);
+        assert!(report.delivered(), "{name}: {:?}", report.failures);
+        assert!(report.credit_loop.is_none(), "{name}");
+        assert_eq!(r.vls_needed(), vls, "{name}");
+    }
+}
