@@ -79,7 +79,9 @@ pub fn read(text: &str) -> Result<FabricBuilder, IbnetdiscoverError> {
     // Per GUID: switch?, description, highest port, LID; in first-seen order.
     let mut nodes: Vec<(u64, bool, String, u8, u16)> = Vec::new();
     let mut index: HashMap<u64, usize> = HashMap::new();
-    let mut cables: Vec<(usize, (u64, u8), (u64, u8))> = Vec::new();
+    // (line, (GUID, port) at either end).
+    type GuidPort = (u64, u8);
+    let mut cables: Vec<(usize, GuidPort, GuidPort)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let Some((a, b)) = cable(line) else { continue };
         for e in [&a, &b] {
