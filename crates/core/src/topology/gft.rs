@@ -168,20 +168,85 @@ impl GenFatTree {
     }
 }
 
-/// What is not a fat tree, in words for the decline.
-pub type NotATree = String;
+/// Why a fabric is not a fat tree, naming the switches (as
+/// `Fabric::describe_switch` gives them); its `Display` is the decline's
+/// wording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotATree {
+    NoSwitches,
+    NoHosts,
+    /// A cable from a switch to itself.
+    LoopedCable {
+        switch: String,
+    },
+    /// A switch that no path of switches joins to those with hosts.
+    Unconnected {
+        switch: String,
+    },
+    /// Two switches with as large a share of hosts, cabled to each other.
+    LeavesCabled {
+        a: String,
+        b: String,
+    },
+    /// A cable within one height.
+    SameHeight {
+        a: String,
+        b: String,
+        height: usize,
+    },
+    /// A cable between heights that are not adjacent.
+    Skips {
+        a: String,
+        ha: usize,
+        b: String,
+        hb: usize,
+    },
+    /// No cable names itself, yet no heights fit.
+    NoHeights,
+}
+
+impl std::fmt::Display for NotATree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotATree::NoSwitches => write!(f, "it has no switches"),
+            NotATree::NoHosts => write!(f, "no switch has hosts"),
+            NotATree::LoopedCable { switch } => write!(f, "{switch} has a cable looped back to itself"),
+            NotATree::Unconnected { switch } => {
+                write!(f, "{switch} is not connected to the switches with hosts")
+            }
+            NotATree::LeavesCabled { a, b } => write!(
+                f,
+                "{a} and {b} both have hosts and a cable between them, and neither has fewer hosts per port to be \
+                 the spine above the other"
+            ),
+            NotATree::SameHeight { a, b, height } => write!(
+                f,
+                "{a} and {b} are both at height {height} and cabled to each other: fat-tree cables join adjacent levels"
+            ),
+            NotATree::Skips { a, ha, b, hb } => write!(
+                f,
+                "{a} (height {ha}) is cabled to {b} (height {hb}): fat-tree cables join adjacent levels"
+            ),
+            NotATree::NoHeights => {
+                write!(f, "no assignment of heights makes every cable join adjacent levels")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NotATree {}
 
 pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     let graph = fabric.graph();
     let n = graph.switch_count();
     let name = |s: SwitchId| fabric.describe_switch(s);
     if n == 0 {
-        return Err("it has no switches".into());
+        return Err(NotATree::NoSwitches);
     }
     let host_count: Vec<usize> = graph.ids().map(|s| graph.hosts(s) as usize).collect();
     for s in graph.ids() {
         if graph.cables(s).iter().any(|c| c.to == s) {
-            return Err(format!("{} has a cable looped back to itself", name(s)));
+            return Err(NotATree::LoopedCable { switch: name(s) });
         }
     }
     // The share of a switch's cabled ports that lead to hosts, as a
@@ -197,7 +262,7 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
         .map(share)
         .reduce(|a, b| if below(a, b) { b } else { a })
     else {
-        return Err("no switch has hosts".into());
+        return Err(NotATree::NoHosts);
     };
     // The leaves to count heights from: the switches whose share of hosts
     // is above half the fullest one's. A CA on a switch does not make
@@ -324,28 +389,16 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
 fn not_adjacent(fabric: &Fabric, height: &[usize], at: Option<(SwitchId, SwitchId)>) -> NotATree {
     let name = |s: SwitchId| fabric.describe_switch(s);
     let Some((a, b)) = at else {
-        return "no assignment of heights makes every cable join adjacent levels".into();
+        return NotATree::NoHeights;
     };
     let (ha, hb) = (height[a.idx()], height[b.idx()]);
+    let (a, b) = (name(a), name(b));
     if ha == 0 && hb == 0 {
-        format!(
-            "{} and {} both have hosts and a cable between them, and neither has fewer hosts per port to be \
-             the spine above the other",
-            name(a),
-            name(b)
-        )
+        NotATree::LeavesCabled { a, b }
     } else if ha == hb {
-        format!(
-            "{} and {} are both at height {ha} and cabled to each other: fat-tree cables join adjacent levels",
-            name(a),
-            name(b)
-        )
+        NotATree::SameHeight { a, b, height: ha }
     } else {
-        format!(
-            "{} (height {ha}) is cabled to {} (height {hb}): fat-tree cables join adjacent levels",
-            name(a),
-            name(b)
-        )
+        NotATree::Skips { a, ha, b, hb }
     }
 }
 
@@ -452,10 +505,9 @@ fn heights_from(fabric: &Fabric, leaf: &[bool]) -> Result<Vec<usize>, NotATree> 
         }
     }
     match graph.ids().find(|s| height[s.idx()] == usize::MAX) {
-        Some(s) => Err(format!(
-            "{} is not connected to the switches with hosts",
-            fabric.describe_switch(s)
-        )),
+        Some(s) => Err(NotATree::Unconnected {
+            switch: fabric.describe_switch(s),
+        }),
         None => Ok(height),
     }
 }
