@@ -1,8 +1,9 @@
 //! `routing_engine mlid` in the distribution's OpenSM on ibsim: on m-port
 //! n-trees with the LMC the paper asks for, every LID of every host is
-//! reachable and the tables read back from the switches follow the
-//! paper's equations (1) and (2), computed here from the generator's node
-//! names (independently of the plugin's recognition, which reads none);
+//! reachable, the tables read back from the switches go down as the
+//! paper's equation (1) says (computed here from the generator's node
+//! names, independently of the plugin's recognition, which reads none) and
+//! a host's LIDs climb to as many different roots;
 //! no credit loops by `osmroute check` and ibdmchk; the plugin's
 //! path-selection file is what an offline run says; a low `lmc` routes the
 //! LIDs there are and says which to set; `mlid.raise_lmc` makes OpenSM
@@ -44,39 +45,22 @@ fn digits(name: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The node name the paper's equations send LID `lid` to from switch
-/// ⟨w, l⟩ of an FT(2k, n), for host P(p) whose LIDs start at `base`,
-/// with its 2^lmc LIDs (the tree's every up-path).
-fn expected_next(
-    (k, n): (usize, usize),
-    (w, l): (&[usize], usize),
-    p: &[usize],
-    base: u16,
-    lid: u16,
-) -> String {
+/// Equation (1) of the paper: from switch ⟨w, l⟩ of an FT(2k, n) above
+/// host P(p), the one way down towards it (the node name); `None` where
+/// the switch lies beside p's subtree and must go up (equation (2) picks
+/// the up-port; mlid balances that choice by counters instead, checked
+/// by the up-paths' distinctness below).
+fn down_next(n: usize, (w, l): (&[usize], usize), p: &[usize]) -> Option<String> {
     let text = |d: &[usize]| d.iter().map(|x| x.to_string()).collect::<String>();
-    if w[..l] == p[..l] {
-        // Equation (1): down towards p.
-        if l == n - 1 {
-            return format!("ft-p{}", text(p));
-        }
-        let mut child = w[..n - 2].to_vec();
-        child.insert(l, p[l]);
-        return format!("ft-l{}-{}", l + 1, text(&child));
+    if w[..l] != p[..l] {
+        return None;
     }
-    // Equation (2) on the paper's ideal LID, lid − 1 = 2^LMC·PID + offset,
-    // with the offsets' roles turned so that base LIDs spread d-mod-k:
-    // the offset taken is the LID's offset plus the PID, digit by digit
-    // (base LIDs go up by the PID's digits as ftree's d-mod-k does; a
-    // host's 2^LMC LIDs still take all its up-paths, once each).
-    let pid = p.iter().fold(0, |acc, &d| acc * k + d);
-    let h = (n - 1 - l) as u32;
-    let digit = |x: usize| (x / k.pow(h)) % k;
-    let j = (digit(pid) + digit((lid - base) as usize)) % k;
-    let mut parent = w.to_vec();
-    parent.remove(l - 1);
-    parent.push(j);
-    format!("ft-l{}-{}", l - 1, text(&parent))
+    if l == n - 1 {
+        return Some(format!("ft-p{}", text(p)));
+    }
+    let mut child = w[..n - 2].to_vec();
+    child.insert(l, p[l]);
+    Some(format!("ft-l{}-{}", l + 1, text(&child)))
 }
 
 /// Routes FT(m, n) with mlid at `lmc` and checks the tables against the
@@ -94,13 +78,17 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
     osm.assert_no_errors();
     let (fabric, read) = read_back(&sim, &net);
 
-    // Every LID of every host, on every switch, as the equations say.
+    // Every LID of every host, on every switch: down as equation (1)
+    // says above the host, up (one level) beside it; and from a leaf of
+    // another pod the host's 2^lmc LIDs climb to 2^lmc different roots
+    // (the paper's disjoint up-paths).
     let k = m / 2;
     let name_of = |s: SwitchId, port: PortNum| match fabric.graph().peer(s, port) {
         Some(Peer::Switch { switch, .. }) => fabric.switch_node(switch).desc.clone(),
         Some(Peer::Ca(ca)) => fabric.node(ca.node).desc.clone(),
         None => format!("nothing (port {port})"),
     };
+    let level = |s: SwitchId| -> usize { fabric.switch_node(s).desc[4..5].parse().unwrap() };
     let mut checked = 0;
     for (at, port) in fabric
         .end_ports()
@@ -116,12 +104,35 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
         for lid in port.lids() {
             for s in fabric.switch_ids() {
                 let sw = &fabric.switch_node(s).desc;
-                let l: usize = sw[4..5].parse().unwrap();
-                let want = expected_next((k, n), (&digits(sw), l), &p, port.lid.raw(), lid.raw());
-                assert_eq!(name_of(s, read.lfts[s].get(lid)), want, "{sw}, LID {lid}");
+                let l = level(s);
+                let next = name_of(s, read.lfts[s].get(lid));
+                match down_next(n, (&digits(sw), l), &p) {
+                    Some(want) => assert_eq!(next, want, "{sw}, LID {lid}"),
+                    None => assert!(
+                        next.starts_with(&format!("ft-l{}-", l.wrapping_sub(1))),
+                        "{sw}, LID {lid}: not up but to {next}"
+                    ),
+                }
                 checked += 1;
             }
         }
+        // From a leaf of another pod, up to the roots.
+        let leaf = fabric
+            .switch_ids()
+            .find(|&s| level(s) == n - 1 && digits(&fabric.switch_node(s).desc)[0] != p[0])
+            .unwrap();
+        let mut roots = std::collections::BTreeSet::new();
+        for lid in port.lids() {
+            let mut s = leaf;
+            while level(s) > 0 {
+                match fabric.graph().peer(s, read.lfts[s].get(lid)) {
+                    Some(Peer::Switch { switch, .. }) => s = switch,
+                    other => panic!("LID {lid} leaves the tree at {s:?}: {other:?}"),
+                }
+            }
+            roots.insert(s);
+        }
+        assert_eq!(roots.len(), 1 << lmc, "{:?}", fabric.node(at.node).desc);
     }
     assert_eq!(
         checked,
@@ -584,4 +595,74 @@ fn a_real_clusters_ibnetdiscover_dump_routes() {
         2,
         4,
     );
+}
+
+/// A director twin as the field cables it: two chassis seen as line and
+/// spine chips, bundles of two cables from every leaf, a leaf without
+/// hosts, and a SHARP Aggregation Node on every chip. Under OpenSM with
+/// qos on, mlid routes every CA, Aggregation Nodes included: the tables
+/// read back from the switches are the offline run's, every route
+/// arrives, and `osmroute check` and ibdmchk (with the path SLs and
+/// SL2VL tables) find no credit loop.
+#[test]
+fn a_director_twin_with_aggregation_nodes_delivers_every_route() {
+    use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
+    let family = [
+        "director",
+        "--directors",
+        "2",
+        "--line-chips",
+        "4",
+        "--spine-chips",
+        "2",
+        "--leaves-per-line",
+        "2",
+        "--hosts",
+        "3",
+        "--bundle",
+        "2",
+        "--empty-leaves",
+        "1",
+        "--aggregation-nodes",
+    ];
+    let net = with_enhanced_port0(&generate_shuffled(&family, 2));
+    let mut sim = Sim::start("mliddir", &net);
+    let osm = sim.opensm(
+        &["routing_engine mlid", "lmc 1", "lmc_esp0 TRUE", "qos TRUE"],
+        &[],
+    );
+    osm.wait_for(UP, TIMEOUT);
+    assert!(
+        osm.log().contains(ROUTED),
+        "mlid did not configure the tables: {:#?}",
+        osm.lines_with("mlid")
+    );
+    osm.assert_no_errors();
+    let (fabric, read) = read_back(&sim, &net);
+    let (offline_fabric, offline) =
+        assert_switches_hold_offline_run(&osm, &net, (&fabric, &read), "mlid", "");
+    assert_dumped_path_sls(&osm, &offline_fabric, &offline);
+    let with_vls = osmroute_core::Routing {
+        lfts: read.lfts.clone(),
+        ..offline.clone()
+    };
+    let report = analyze(&fabric, &with_vls);
+    assert!(report.delivered(), "{:?}", report.failures);
+    assert!(report.credit_loop.is_none());
+    assert!(report.vls_used.len() <= 2, "{:?}", report.vls_used);
+    // 8 leaves (one empty) x 3 hosts + 20 Aggregation Nodes.
+    let cas = fabric.cas().count();
+    assert_eq!(cas, 7 * 3 + 20);
+    check_loop_free(
+        &osm.dir,
+        &["--lmc", "1", "--patterns", "100", "--dlid-choice"],
+    );
+    let ibdm = harness::readback::ibdmchk_lmc(&osm.dir, 1);
+    assert!(ibdm.contains("no credit loops found"), "ibdmchk: {ibdm}");
+    assert!(
+        ibdm.contains(&format!("Scanned:{} CA to CA paths", cas * (cas - 1) * 2)),
+        "{ibdm}"
+    );
+    let dumped = path_select::read(&osm.file(PATH_SELECT_FILE)).expect("path-selection file");
+    assert_eq!(dumped, mlid::path_selection(&offline_fabric).unwrap());
 }

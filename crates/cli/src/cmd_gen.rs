@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Subcommand, ValueEnum};
 use osmroute_core::fabric::FabricBuilder;
 use osmroute_core::gen::{
-    self, degrade, dragonfly, fattree, hyperx, pgft, random_regular, slimfly, torus,
+    self, degrade, dragonfly, fattree, field, hyperx, pgft, random_regular, slimfly, torus,
 };
 use osmroute_core::io::netfile;
 
@@ -39,6 +39,14 @@ pub struct Args {
     /// (before any drop), e.g. a Slim Fly with doubled cables.
     #[arg(long, global = true, default_value_t = 1)]
     parallel_cables: usize,
+    /// Remove the hosts of this many switches that have hosts, chosen at
+    /// random (seeded), after the drops: leaves cabled but not populated.
+    #[arg(long, global = true, default_value_t = 0)]
+    empty_leaves: usize,
+    /// Add a SHARP Aggregation Node on every switch (one more port, cabled
+    /// to a single-port CA), as Quantum and Switch-IB 2 chips report.
+    #[arg(long, global = true)]
+    aggregation_nodes: bool,
 }
 
 #[derive(Subcommand)]
@@ -113,6 +121,28 @@ enum Family {
         /// management or storage nodes are cabled in real clusters.
         #[arg(long, default_value_t = 0)]
         top_hosts: usize,
+    },
+    /// Leaves cabled to director chassis (CS7500/CS8500-like), the
+    /// chassis seen as chips: every leaf has a bundle of cables to one line
+    /// chip of every director; spine chips join the line chips of their
+    /// director. E.g. 2 directors of 12 line and 6 spine chips, 24 leaves
+    /// of 18 hosts, bundles of 3: --directors 2 --line-chips 12
+    /// --spine-chips 6 --leaves-per-line 2 --hosts 18 --bundle 3.
+    Director {
+        #[arg(long)]
+        directors: usize,
+        #[arg(long)]
+        line_chips: usize,
+        #[arg(long)]
+        spine_chips: usize,
+        #[arg(long)]
+        leaves_per_line: usize,
+        /// Hosts per leaf.
+        #[arg(long)]
+        hosts: usize,
+        /// Cables between a leaf and each of its line chips.
+        #[arg(long, default_value_t = 1)]
+        bundle: usize,
     },
     /// Random regular topology (Jellyfish-like), seeded.
     Random {
@@ -198,6 +228,21 @@ fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
             };
             pgft::pgft_with_top_hosts(&pgft::Pgft { down, up, parallel }, top_hosts, seed)
         }
+        Family::Director {
+            directors,
+            line_chips,
+            spine_chips,
+            leaves_per_line,
+            hosts,
+            bundle,
+        } => field::directors(&field::Directors {
+            directors,
+            line_chips,
+            spine_chips,
+            leaves_per_line,
+            hosts,
+            bundle,
+        }),
         Family::Random {
             switches,
             degree,
@@ -240,6 +285,14 @@ pub fn run(args: Args) -> crate::CmdResult {
     if args.drop_links > 0.0 {
         let n = degrade::drop_links(&mut builder, args.drop_links, args.seed)?;
         eprintln!("dropped {n} inter-switch cables");
+    }
+    if args.empty_leaves > 0 {
+        let (b, emptied) = field::empty_leaves(&builder, args.empty_leaves, args.seed)?;
+        eprintln!("removed the hosts of {} switches", emptied.len());
+        builder = b;
+    }
+    if args.aggregation_nodes {
+        builder = field::aggregation_nodes(&builder)?;
     }
     if !degrade::switches_connected(&builder) {
         eprintln!(

@@ -132,7 +132,8 @@ fn qos_off_with_an_engine_that_needs_vls() {
 }
 
 /// mlid routes on one VL, but hosts on two top switches need a second:
-/// with qos off those routes stay undelivered, which the doctor names.
+/// with qos off mlid declines (it never leaves routes undelivered), and
+/// the doctor passes on its reason: set qos TRUE.
 #[test]
 fn qos_off_leaves_routes_that_need_a_second_vl() {
     let d = Doctor::new("qos-mlid");
@@ -156,11 +157,10 @@ fn qos_off_leaves_routes_that_need_a_second_vl() {
     let r = d.run(&conf("FALSE"), &["--fabric", &ft]);
     assert_eq!(r.code, Some(1), "{}", r.out);
     assert!(
-        r.out.contains("opensm.conf:3: qos is off, and mlid leaves"),
+        r.out.contains("mlid declines") && r.out.contains("set `qos TRUE`"),
         "{}",
         r.out
     );
-    assert!(r.out.contains("change to: qos TRUE"), "{}", r.out);
     let r = d.run(&conf("TRUE"), &["--fabric", &ft]);
     assert!(
         r.out.contains("ok: mlid routes this fabric with 2 VL(s)"),
@@ -201,6 +201,61 @@ fn a_chain_that_can_end_in_credit_loops() {
     // updn is safe off trees only with root GUIDs.
     let r = d.run("event_plugin_name osmroute\nrouting_engine dla,updn\nqos TRUE\nroot_guid_file /etc/opensm/roots\n", &["--fabric", &df]);
     assert_eq!(r.code, Some(0), "{}", r.out);
+}
+
+/// A director twin with an Aggregation Node on every chip: ftree refuses
+/// it, so the doctor names the switch and the reason and recommends
+/// mlid,pssp (both checked offline); with mlid first it stays quiet about
+/// ftree.
+#[test]
+fn ftree_refuses_a_director_twin_with_aggregation_nodes() {
+    let d = Doctor::new("ftree-field");
+    let net = d.gen(
+        "dir.net",
+        &[
+            "director",
+            "--directors",
+            "2",
+            "--line-chips",
+            "4",
+            "--spine-chips",
+            "2",
+            "--leaves-per-line",
+            "2",
+            "--hosts",
+            "3",
+            "--bundle",
+            "2",
+            "--aggregation-nodes",
+        ],
+    );
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine ftree\nqos TRUE\n",
+        &["--fabric", &net],
+    );
+    assert_eq!(r.code, Some(1), "{}", r.out);
+    assert!(
+        r.out.contains("a fat tree that OpenSM's ftree refuses")
+            && r.out.contains("above the leaves")
+            && r.out.contains("dir"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("change to: routing_engine mlid,pssp"),
+        "{}",
+        r.out
+    );
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine mlid,pssp\nqos TRUE\n",
+        &["--fabric", &net],
+    );
+    assert!(!r.out.contains("ftree refuses"), "{}", r.out);
+    assert!(
+        r.out.contains("mlid routes this fabric with 2 VL(s)"),
+        "{}",
+        r.out
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use osmroute_core::config::{Settings, CONFIG_ENV, DEFAULT_CONFIG_PATH};
 use osmroute_core::engines::{self, matrix};
 use osmroute_core::fabric::VlBudget;
+use osmroute_core::topology::gft;
 use osmroute_core::{Fabric, Routing};
 
 use chain::{Context, Kind};
@@ -84,20 +85,71 @@ pub fn run(args: Args) -> crate::CmdResult {
         }
         (None, None) => None,
     };
+    let tree = fabric.as_ref().map(|f| (f, gft::recognize(f)));
     let ctx = Context {
         lmc,
         root_guid_file: conf.get("root_guid_file").is_some(),
-        fat_tree: fabric
-            .as_ref()
-            .map(|f| osmroute_core::topology::fattree::recognize(f).is_ok()),
+        fat_tree: tree.as_ref().map(|(f, t)| {
+            t.as_ref()
+                .is_ok_and(|t| t.ftree_objection(f).is_none() && t.is_complete(f))
+        }),
     };
     if let Some(f) = &fabric {
         try_our_engines(f, &conf, &chain, &settings, &mut found);
+    }
+    if let Some((f, Ok(t))) = &tree {
+        check_ftree_cases(f, t, &conf, &chain, &settings, &mut found);
     }
     check_chain_end(&conf, &chain, &ctx, &mut found);
     check_library(args.plugin.as_deref(), args.opensm.as_deref(), &mut found);
     found.print();
     Ok(ExitCode::from(found.exit_code()))
+}
+
+/// A fat tree ftree refuses (Aggregation Nodes, hosts on spines, empty
+/// leaves, uneven parents): OpenSM then falls through to minhop, whose
+/// minimal paths between CAs above the leaves turn down, then up, and can
+/// close credit loops. mlid routes such trees, pssp is the deadlock-free
+/// fallback: both checked offline on the fabric before they are named.
+fn check_ftree_cases(
+    fabric: &Fabric,
+    tree: &gft::GenFatTree,
+    conf: &OpensmConf,
+    chain: &[String],
+    settings: &Settings,
+    found: &mut Findings,
+) {
+    let Some(why) = tree.ftree_objection(fabric) else {
+        return;
+    };
+    let at = conf.at("routing_engine");
+    let routes = |name: &str| {
+        engines::find(name)
+            .is_ok_and(|info| osmroute_core::pipeline::route(info, settings, fabric).is_ok())
+    };
+    let complete = ["mlid", "pssp"].iter().all(|n| routes(n));
+    let fix = if complete {
+        "routing_engine mlid,pssp   (both route this fabric, checked offline)".to_string()
+    } else {
+        format!("routing_engine {},nue", chain.join(","))
+    };
+    let has_ftree = chain.iter().any(|e| e == "ftree");
+    let has_mlid = chain.iter().any(|e| e == "mlid");
+    if has_ftree || !has_mlid {
+        found.add(
+            if has_ftree { Error } else { Warning },
+            format!(
+                "{at}: this fabric is a fat tree that OpenSM's ftree refuses ({why}){}",
+                if has_ftree {
+                    "; OpenSM then goes on down routing_engine, in the end to minhop, whose minimal paths here are \
+                     not all up*/down* (credit loops)"
+                } else {
+                    "; mlid routes such trees on one VL (two for down-then-up paths)"
+                }
+            ),
+            &fix,
+        );
+    }
 }
 
 fn check_plugin_named(conf: &OpensmConf, found: &mut Findings) {

@@ -31,6 +31,17 @@ const BEST_EFFORT: OptionSpec = OptionSpec {
 /// that uses it.
 pub const OPTIONS: &[OptionSpec] = &[MAX_VLS, BALANCE_VLS, BEST_EFFORT];
 
+/// `balance_vls` off by default: for engines whose routes need a second
+/// layer only in corner cases (mlid), so that the VLs an operator keeps
+/// for QoS stay free.
+const BALANCE_VLS_OFF: OptionSpec = OptionSpec {
+    default: "FALSE",
+    ..BALANCE_VLS
+};
+
+/// The same options, using as few VLs as the layering needs by default.
+pub const OPTIONS_FEWEST_VLS: &[OptionSpec] = &[MAX_VLS, BALANCE_VLS_OFF, BEST_EFFORT];
+
 /// Options of the virtual-layer deadlock removal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayeringOptions {
@@ -51,6 +62,16 @@ impl LayeringOptions {
             max_vls: s.number(&MAX_VLS, 0, 15)?,
             balance_vls: s.flag(&BALANCE_VLS)?,
             best_effort: s.flag(&BEST_EFFORT)?,
+        })
+    }
+}
+
+impl LayeringOptions {
+    /// `read` for engines that list `OPTIONS_FEWEST_VLS`.
+    pub fn read_fewest_vls(s: &Section) -> Result<Self, ConfigError> {
+        Ok(LayeringOptions {
+            balance_vls: s.flag(&BALANCE_VLS_OFF)?,
+            ..Self::read(s)?
         })
     }
 }

@@ -15,7 +15,7 @@ use super::{ibdmchk, lfts, subnet_lst, LFTS_FILE, PATH_SL_FILE, SL2VL_FILE, SUBN
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::engines::Outcome;
 use crate::fabric::Fabric;
-use crate::routing::{DlidChoice, PathSl};
+use crate::routing::PathSl;
 
 const MAX_PATH_SL_LINES: OptionSpec = OptionSpec {
     key: "max_path_sl_lines",
@@ -132,11 +132,12 @@ impl<'a> Bundle<'a> {
             }
         }
         // A rule (layered's rank spread) is not listed pair by pair: on a
-        // big Slim Fly that would be millions of lines every pass.
+        // big Slim Fly that would be millions of lines every pass; mlid's
+        // source ranks are written one line per host.
         if outcome
             .dlid_choice
             .as_ref()
-            .is_some_and(DlidChoice::is_listed)
+            .is_some_and(|c| c.is_listed() || c.source_ranks().is_some())
         {
             files.push(DumpFile::PathSelect);
         }

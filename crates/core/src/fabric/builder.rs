@@ -101,6 +101,11 @@ impl FabricBuilder {
         NodeId::new(self.nodes.len() - 1)
     }
 
+    /// Renames a node (its node description).
+    pub fn set_desc(&mut self, id: NodeId, desc: impl Into<String>) {
+        self.nodes[id].desc = desc.into();
+    }
+
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }

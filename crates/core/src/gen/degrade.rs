@@ -113,7 +113,7 @@ pub fn without_switches(b: &FabricBuilder, remove: &[NodeId]) -> Result<FabricBu
 }
 
 /// The fabric without the nodes marked `gone`, and without their cables.
-fn without_nodes(b: &FabricBuilder, gone: &[bool]) -> Result<FabricBuilder, String> {
+pub(crate) fn without_nodes(b: &FabricBuilder, gone: &[bool]) -> Result<FabricBuilder, String> {
     let mut new_id = vec![NodeId::default(); b.node_count()];
     let mut out = FabricBuilder::new();
     for (id, node) in NodeId::range(b.node_count()).zip(b.nodes()) {

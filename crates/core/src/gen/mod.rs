@@ -6,6 +6,7 @@ pub mod degrade;
 pub mod direct;
 pub mod dragonfly;
 pub mod fattree;
+pub mod field;
 pub mod galois;
 pub mod hyperx;
 pub mod pgft;

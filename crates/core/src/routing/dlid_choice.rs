@@ -23,8 +23,11 @@ pub struct DlidChoice {
 /// one source uses them in turn over its destinations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct RankSpread {
-    /// Base LID -> (host rank, LID count).
-    hosts: HashMap<Lid, (u32, u16)>,
+    /// Base LID -> (rank as a source, term as a destination, LID count).
+    hosts: HashMap<Lid, (u32, u32, u16)>,
+    /// Whether the term is the destination's rank (layered's rule, not
+    /// written out) or given per host (mlid's, written one line per host).
+    with_destination: bool,
 }
 
 impl DlidChoice {
@@ -41,12 +44,44 @@ impl DlidChoice {
         let hosts = sorted
             .into_iter()
             .enumerate()
-            .map(|(rank, (lid, count))| (lid, (rank as u32, count)))
+            .map(|(rank, (lid, count))| (lid, (rank as u32, rank as u32, count)))
             .collect();
         DlidChoice {
             choice: HashMap::new(),
-            spread: Some(RankSpread { hosts }),
+            spread: Some(RankSpread {
+                hosts,
+                with_destination: true,
+            }),
         }
+    }
+
+    /// A source of rank r uses offset (r + t) mod the destination's LID
+    /// count, t the destination's term; hosts given as (base LID, rank,
+    /// term, LID count).
+    pub fn by_source_rank(hosts: impl IntoIterator<Item = (Lid, u32, u32, u16)>) -> Self {
+        DlidChoice {
+            choice: HashMap::new(),
+            spread: Some(RankSpread {
+                hosts: hosts
+                    .into_iter()
+                    .map(|(lid, rank, term, count)| (lid, (rank, term, count)))
+                    .collect(),
+                with_destination: false,
+            }),
+        }
+    }
+
+    /// The hosts of a `by_source_rank` rule, as (base LID, rank, term, LID
+    /// count) in LID order; `None` for other choices.
+    pub fn source_ranks(&self) -> Option<Vec<(Lid, u32, u32, u16)>> {
+        let spread = self.spread.as_ref().filter(|s| !s.with_destination)?;
+        let mut all: Vec<(Lid, u32, u32, u16)> = spread
+            .hosts
+            .iter()
+            .map(|(&lid, &(rank, term, count))| (lid, rank, term, count))
+            .collect();
+        all.sort_unstable();
+        Some(all)
     }
 
     pub fn insert(&mut self, slid: Lid, dlid_base: Lid, dlid: Lid) {
@@ -60,12 +95,12 @@ impl DlidChoice {
             return Some(dlid);
         }
         let spread = self.spread.as_ref()?;
-        let (&(src_rank, _), &(dst_rank, count)) =
+        let (&(src_rank, _, _), &(_, dst_term, count)) =
             (spread.hosts.get(&slid)?, spread.hosts.get(&dlid_base)?);
         if slid == dlid_base || count == 0 {
             return None;
         }
-        let offset = (src_rank as u64 + dst_rank as u64) % count as u64;
+        let offset = (src_rank as u64 + dst_term as u64) % count as u64;
         Some(dlid_base.offset(offset as u16))
     }
 

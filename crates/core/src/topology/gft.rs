@@ -1,21 +1,26 @@
 //! Recognising a generalized fat tree (XGFT/PGFT, real cluster trees) in
 //! the bare graph: switch heights counted from the hosts up, each switch's
 //! up- and down-cables (parallel cables kept one by one), and an order of
-//! the hosts that groups them by subtree, as d-mod-k routing needs.
+//! the hosts that groups them by subtree (the order the routing balances
+//! in).
 //!
-//! Unlike `topology::fattree` (the paper's ideal m-port n-tree, exact
-//! labels) nothing here asks for full levels or equal widths: a cable or a
-//! switch may be missing, levels may differ in radix, a pair of switches
-//! may share any number of cables, and a few hosts (management, storage)
-//! may hang off switches above the leaves. What must hold is what
+//! Nothing here asks for full levels or equal widths: a cable or a switch
+//! may be missing, levels may differ in radix, a pair of switches may
+//! share any number of cables (bundles), director chassis appear as line
+//! and spine chips, and CAs (Aggregation Nodes, management, storage) may
+//! hang off any switch. What must hold is what
 //! up*/down* routing needs: every cable joins two adjacent heights.
 //!
-//! Heights: the leaves are the switches with hosts, except that a switch
-//! with hosts cabled to another switch with hosts cannot be a leaf beside
-//! it; of the two, the one whose ports lead less to hosts (a spine with a
-//! management node, against a leaf full of hosts) is lifted out of the
-//! leaves. If both lead to hosts equally the fabric is no tree (a HyperX
-//! with a host on every switch).
+//! Heights: counted from the leaves, the switches whose share of ports
+//! leading to CAs is above half the fullest switch's. A CA alone does not
+//! make a leaf: SHARP Aggregation Nodes sit on every switch chip, and
+//! management or storage nodes on spines. Where two such leaves are cabled
+//! to each other, the one whose ports lead less to hosts is lifted out of
+//! the leaves; if both lead to hosts equally the fabric is no tree (a
+//! HyperX with a host on every switch). Leaves with few or no hosts are
+//! found by their cabling: they share their neighbours with a leaf.
+//! Director chassis need nothing special: their line chips are one height,
+//! their spine chips the next.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -102,20 +107,146 @@ impl GenFatTree {
     }
 }
 
-/// What is not a fat tree, in words for the decline.
-pub type NotATree = String;
+impl GenFatTree {
+    /// Whether no cable or switch is missing: at every height, every
+    /// switch has as many up- and down-cables as the others there. Then
+    /// the minimal paths between leaves are up*/down* paths.
+    pub fn is_complete(&self, fabric: &Fabric) -> bool {
+        let graph = fabric.graph();
+        (0..=self.top).all(|h| {
+            let mut at = graph.ids().filter(|s| self.height[s.idx()] == h);
+            let Some(first) = at.next() else { return true };
+            let shape = |s: SwitchId| (self.up[s.idx()].len(), self.down[s.idx()].len());
+            let want = shape(first);
+            at.all(|s| shape(s) == want)
+        })
+    }
+
+    /// Why OpenSM's ftree would refuse this tree although it is one, if
+    /// it would: ftree wants every CA on a leaf and every leaf with the
+    /// same number of parent switches ("upward port groups"), and fails
+    /// with "CN port ... rank", "different number of upward port groups"
+    /// or "more than one root" otherwise. Aggregation Nodes on every chip,
+    /// hosts on spines, leaves missing a cable all count. Then minhop,
+    /// its fallback, routes minimal paths that are not all up*/down*.
+    pub fn ftree_objection(&self, fabric: &Fabric) -> Option<String> {
+        let graph = fabric.graph();
+        if let Some(s) = graph
+            .ids()
+            .find(|s| self.height[s.idx()] > 0 && graph.hosts(*s) > 0)
+        {
+            return Some(format!(
+                "{} has CAs (hosts or an Aggregation Node) at height {} above the leaves: ftree takes CAs for \
+                 compute nodes on leaves only",
+                fabric.describe_switch(s),
+                self.height[s.idx()]
+            ));
+        }
+        let parents = |s: SwitchId| {
+            let mut p: Vec<SwitchId> = self.up[s.idx()].iter().map(|c| c.to).collect();
+            p.sort();
+            p.dedup();
+            p.len()
+        };
+        let leaves: Vec<SwitchId> = graph.ids().filter(|s| self.height[s.idx()] == 0).collect();
+        let first = leaves.first().map(|&l| parents(l))?;
+        if let Some(&odd) = leaves.iter().find(|&&l| parents(l) != first) {
+            return Some(format!(
+                "{} has {} parent switches where other leaves have {first}: ftree wants the same number of \
+                 upward port groups on every leaf",
+                fabric.describe_switch(odd),
+                parents(odd)
+            ));
+        }
+        if let Some(&empty) = leaves.iter().find(|&&l| graph.hosts(l) == 0) {
+            return Some(format!(
+                "{} is a leaf without hosts: ftree ranks the tree from the switches with compute nodes",
+                fabric.describe_switch(empty)
+            ));
+        }
+        None
+    }
+}
+
+/// Why a fabric is not a fat tree, naming the switches (as
+/// `Fabric::describe_switch` gives them); its `Display` is the decline's
+/// wording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotATree {
+    NoSwitches,
+    NoHosts,
+    /// A cable from a switch to itself.
+    LoopedCable {
+        switch: String,
+    },
+    /// A switch that no path of switches joins to those with hosts.
+    Unconnected {
+        switch: String,
+    },
+    /// Two switches with as large a share of hosts, cabled to each other.
+    LeavesCabled {
+        a: String,
+        b: String,
+    },
+    /// A cable within one height.
+    SameHeight {
+        a: String,
+        b: String,
+        height: usize,
+    },
+    /// A cable between heights that are not adjacent.
+    Skips {
+        a: String,
+        ha: usize,
+        b: String,
+        hb: usize,
+    },
+    /// No cable names itself, yet no heights fit.
+    NoHeights,
+}
+
+impl std::fmt::Display for NotATree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotATree::NoSwitches => write!(f, "it has no switches"),
+            NotATree::NoHosts => write!(f, "no switch has hosts"),
+            NotATree::LoopedCable { switch } => write!(f, "{switch} has a cable looped back to itself"),
+            NotATree::Unconnected { switch } => {
+                write!(f, "{switch} is not connected to the switches with hosts")
+            }
+            NotATree::LeavesCabled { a, b } => write!(
+                f,
+                "{a} and {b} both have hosts and a cable between them, and neither has fewer hosts per port to be \
+                 the spine above the other"
+            ),
+            NotATree::SameHeight { a, b, height } => write!(
+                f,
+                "{a} and {b} are both at height {height} and cabled to each other: fat-tree cables join adjacent levels"
+            ),
+            NotATree::Skips { a, ha, b, hb } => write!(
+                f,
+                "{a} (height {ha}) is cabled to {b} (height {hb}): fat-tree cables join adjacent levels"
+            ),
+            NotATree::NoHeights => {
+                write!(f, "no assignment of heights makes every cable join adjacent levels")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NotATree {}
 
 pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     let graph = fabric.graph();
     let n = graph.switch_count();
     let name = |s: SwitchId| fabric.describe_switch(s);
     if n == 0 {
-        return Err("it has no switches".into());
+        return Err(NotATree::NoSwitches);
     }
     let host_count: Vec<usize> = graph.ids().map(|s| graph.hosts(s) as usize).collect();
     for s in graph.ids() {
         if graph.cables(s).iter().any(|c| c.to == s) {
-            return Err(format!("{} has a cable looped back to itself", name(s)));
+            return Err(NotATree::LoopedCable { switch: name(s) });
         }
     }
     // The share of a switch's cabled ports that lead to hosts, as a
@@ -125,19 +256,28 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
         (h, h + graph.cables(s).len() as u64)
     };
     let below = |a: (u64, u64), b: (u64, u64)| a.0 * b.1 < b.0 * a.1;
-    let mut leaf: Vec<bool> = host_count.iter().map(|&h| h > 0).collect();
     let Some(most) = graph
         .ids()
-        .filter(|s| leaf[s.idx()])
+        .filter(|&s| host_count[s.idx()] > 0)
         .map(share)
         .reduce(|a, b| if below(a, b) { b } else { a })
     else {
-        return Err("no switch has hosts".into());
+        return Err(NotATree::NoHosts);
     };
+    // The leaves to count heights from: the switches whose share of hosts
+    // is above half the fullest one's. A CA on a switch does not make
+    // it a leaf: SHARP Aggregation Nodes sit on every chip, management
+    // and storage nodes on spines, and a spine with one CA among 36
+    // switch cables is a spine. Heights then come from the cabling.
+    let half = (most.0, most.1 * 2);
+    let mut leaf: Vec<bool> = graph
+        .ids()
+        .map(|s| host_count[s.idx()] > 0 && below(half, share(s)))
+        .collect();
     // A switch cabled to a leaf cannot be a leaf itself: where cables join
-    // switches with hosts, those with fewer hosts per port (spines with a
-    // management or storage node) are lifted out of the leaves one by
-    // one until every cable joins adjacent heights.
+    // leaves, those with fewer hosts per port (spines with storage nodes)
+    // are lifted out of the leaves one by one until every cable joins
+    // adjacent heights.
     let mut suspects: Vec<SwitchId> = graph
         .ids()
         .filter(|&s| leaf[s.idx()] && below(share(s), most))
@@ -154,95 +294,35 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
             .ok()
             .filter(|h| misfit(graph, h).is_none())
     };
-    let mut lifted: Vec<SwitchId> = Vec::new();
-    let mut height = if first_break.is_none() {
-        Some(first.clone())
-    } else {
-        None
-    };
+    let mut height = first_break.is_none().then(|| first.clone());
     for &s in &suspects {
         if height.is_some() {
             break;
         }
         leaf[s.idx()] = false;
-        lifted.push(s);
         height = fitting(&leaf);
     }
     let Some(mut height) = height else {
-        let (a, b) = first_break.expect("a misfit when nothing fits");
-        let (ha, hb) = (first[a.idx()], first[b.idx()]);
-        return Err(if ha == 0 && hb == 0 {
-            format!(
-                "{} and {} both have hosts and a cable between them, and neither has fewer hosts per port to be \
-                 the spine above the other",
-                name(a),
-                name(b)
-            )
-        } else if ha == hb {
-            format!(
-                "{} and {} are both at height {ha} and cabled to each other: fat-tree cables join adjacent levels",
-                name(a),
-                name(b)
-            )
-        } else {
-            format!(
-                "{} (height {ha}) is cabled to {} (height {hb}): fat-tree cables join adjacent levels",
-                name(a),
-                name(b)
-            )
-        });
+        return Err(not_adjacent(fabric, &first, first_break));
     };
-    // A switch of the top level with a few hosts would pass for a leaf
-    // (its parents, the level below the top, then lose it as an up-link,
-    // and parts of the tree their only way up). Those with at most half
-    // the host share of the fullest leaf are lifted too, fewest hosts per
-    // port first, as long as every lifted switch's hosts still reach every
-    // leaf up*/down*. Hosts on two lifted switches that no switch lies
-    // above both of have no up*/down* path between them (mlid routes them
-    // down, then up, on VL 1, or says why not). A switch lifted above whose hosts then reach not every leaf is
-    // put back where it fits (a leaf short of hosts).
-    let hosty: Vec<SwitchId> = graph.ids().filter(|s| host_count[s.idx()] > 0).collect();
-    let reach_leaves = |h: &[usize], x: SwitchId| {
-        let leaves: Vec<SwitchId> = hosty.iter().copied().filter(|t| h[t.idx()] == 0).collect();
-        reaches_all(graph, h, x, &leaves)
-    };
-    let half = (most.0, most.1 * 2);
-    // All of them at once first (one lifted alone may not reach the
-    // others still taken for leaves), then one by one.
-    let few: Vec<SwitchId> = suspects
-        .iter()
-        .copied()
-        .filter(|&s| leaf[s.idx()] && !below(half, share(s)))
-        .collect();
-    let mut all = leaf.clone();
-    few.iter().for_each(|s| all[s.idx()] = false);
-    let together: Vec<SwitchId> = lifted.iter().chain(&few).copied().collect();
-    if let Some(h) = fitting(&all).filter(|h| together.iter().all(|&x| reach_leaves(h, x))) {
-        (leaf, lifted, height) = (all, together, h);
-    }
-    for &s in &few {
-        if !leaf[s.idx()] {
-            continue;
-        }
-        leaf[s.idx()] = false;
-        lifted.push(s);
-        match fitting(&leaf).filter(|h| lifted.iter().all(|&x| reach_leaves(h, x))) {
-            Some(h) => height = h,
-            None => {
-                leaf[s.idx()] = true;
-                lifted.pop();
-            }
-        }
-    }
-    for i in (0..lifted.len()).rev() {
-        let s = lifted[i];
-        if reach_leaves(&height, s) {
-            continue;
-        }
-        leaf[s.idx()] = true;
+    // Leaves with few or no hosts (cabled, not yet populated; only an
+    // Aggregation Node) are two heights up from the leaves, cabled only
+    // down: recognised by being cabled like a leaf (most of their
+    // neighbours are a leaf's neighbours) and put among the leaves.
+    let folded = folded_leaves(graph, &height, &leaf);
+    if !folded.is_empty() {
+        folded.iter().for_each(|s| leaf[s.idx()] = true);
         match fitting(&leaf) {
             Some(h) => height = h,
-            None => leaf[s.idx()] = false,
+            None => folded.iter().for_each(|s| leaf[s.idx()] = false),
+        }
+    }
+    let empty = leaf_like(graph, &height, &leaf);
+    if !empty.is_empty() {
+        empty.iter().for_each(|s| leaf[s.idx()] = true);
+        match fitting(&leaf) {
+            Some(h) => height = h,
+            None => empty.iter().for_each(|s| leaf[s.idx()] = false),
         }
     }
     let top = height.iter().copied().max().unwrap_or(0);
@@ -304,30 +384,96 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     })
 }
 
-/// Whether `from` reaches every switch of `targets` going up, then down.
-fn reaches_all(
-    graph: &crate::fabric::SwitchGraph,
-    height: &[usize],
-    from: SwitchId,
-    targets: &[SwitchId],
-) -> bool {
-    let n = graph.switch_count();
-    // States: (switch, still going up).
-    let mut seen = vec![[false; 2]; n];
-    let mut queue = VecDeque::from([(from, true)]);
-    seen[from.idx()][1] = true;
-    while let Some((s, up)) = queue.pop_front() {
-        for c in graph.cables(s) {
-            let goes_up = height[c.to.idx()] > height[s.idx()];
-            if goes_up && !up {
-                continue;
-            }
-            if !std::mem::replace(&mut seen[c.to.idx()][goes_up as usize], true) {
-                queue.push_back((c.to, goes_up));
+/// Why heights counted from the leaves do not make a tree: the first
+/// cable that does not join adjacent heights.
+fn not_adjacent(fabric: &Fabric, height: &[usize], at: Option<(SwitchId, SwitchId)>) -> NotATree {
+    let name = |s: SwitchId| fabric.describe_switch(s);
+    let Some((a, b)) = at else {
+        return NotATree::NoHeights;
+    };
+    let (ha, hb) = (height[a.idx()], height[b.idx()]);
+    let (a, b) = (name(a), name(b));
+    if ha == 0 && hb == 0 {
+        NotATree::LeavesCabled { a, b }
+    } else if ha == hb {
+        NotATree::SameHeight { a, b, height: ha }
+    } else {
+        NotATree::Skips { a, ha, b, hb }
+    }
+}
+
+/// Switches that are not leaves but are cabled like one: two heights up,
+/// every cable going down, and at least half of their neighbours shared
+/// with a single leaf (a spine of a three-level tree shares at most a
+/// bundle's worth with any leaf).
+fn leaf_like(graph: &crate::fabric::SwitchGraph, height: &[usize], leaf: &[bool]) -> Vec<SwitchId> {
+    let mut out = Vec::new();
+    let mut shared: HashMap<SwitchId, usize> = HashMap::new();
+    for s in graph.ids() {
+        let h = height[s.idx()];
+        let near = graph.neighbours(s);
+        if leaf[s.idx()] || h != 2 || near.is_empty() || near.iter().any(|t| height[t.idx()] != 1) {
+            continue;
+        }
+        shared.clear();
+        for &t in near {
+            for &l in graph.neighbours(t).iter().filter(|l| leaf[l.idx()]) {
+                *shared.entry(l).or_insert(0) += 1;
             }
         }
+        if shared.values().any(|&k| 2 * k >= near.len()) {
+            out.push(s);
+        }
     }
-    targets.iter().all(|t| seen[t.idx()][0] || seen[t.idx()][1])
+    out
+}
+
+/// Leaves without hosts under line chips without hosts: counted from the
+/// leaves, such a subtree hangs above the top (a line chip of a director
+/// at height 3 below the spines, its empty leaf at 4). The top is half the
+/// distance between two leaves in different subtrees, the least such
+/// eccentricity of a few leaves (damage only lengthens it); a switch at
+/// height h above the top belongs at 2·top − h, and those that land at 0
+/// are leaves.
+fn folded_leaves(
+    graph: &crate::fabric::SwitchGraph,
+    height: &[usize],
+    leaf: &[bool],
+) -> Vec<SwitchId> {
+    let leaves: Vec<SwitchId> = graph.ids().filter(|s| leaf[s.idx()]).collect();
+    if leaves.len() < 2 {
+        return Vec::new();
+    }
+    let samples = 8.min(leaves.len());
+    let mut dist = vec![usize::MAX; graph.switch_count()];
+    let mut queue = VecDeque::new();
+    let mut diameter = usize::MAX;
+    for k in 0..samples {
+        let from = leaves[k * leaves.len() / samples];
+        dist.fill(usize::MAX);
+        dist[from.idx()] = 0;
+        queue.push_back(from);
+        while let Some(s) = queue.pop_front() {
+            for &t in graph.neighbours(s) {
+                if dist[t.idx()] == usize::MAX {
+                    dist[t.idx()] = dist[s.idx()] + 1;
+                    queue.push_back(t);
+                }
+            }
+        }
+        let far = leaves
+            .iter()
+            .map(|l| dist[l.idx()])
+            .filter(|&d| d != usize::MAX)
+            .max()
+            .unwrap_or(0);
+        diameter = diameter.min(far);
+    }
+    let top = diameter.div_ceil(2);
+    graph
+        .ids()
+        .filter(|s| height[s.idx()] > top && height[s.idx()] == 2 * top)
+        .collect()
 }
 
 /// A cable that does not join adjacent heights, if any.
@@ -359,10 +505,9 @@ fn heights_from(fabric: &Fabric, leaf: &[bool]) -> Result<Vec<usize>, NotATree> 
         }
     }
     match graph.ids().find(|s| height[s.idx()] == usize::MAX) {
-        Some(s) => Err(format!(
-            "{} is not connected to the switches with hosts",
-            fabric.describe_switch(s)
-        )),
+        Some(s) => Err(NotATree::Unconnected {
+            switch: fabric.describe_switch(s),
+        }),
         None => Ok(height),
     }
 }

@@ -1,7 +1,6 @@
 //! Recognising topology families in the bare switch graph.
 
 pub mod dragonfly;
-pub mod fattree;
 pub mod gft;
 pub mod grid;
 pub mod isomorphism;

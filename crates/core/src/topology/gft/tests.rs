@@ -131,7 +131,7 @@ fn what_is_not_a_tree_is_declined_naming_the_switch() {
         }
         fabric(g.build(1).unwrap())
     };
-    let e = recognize(&ring).unwrap_err();
+    let e = recognize(&ring).unwrap_err().to_string();
     assert!(e.contains("both have hosts") && e.contains("(s"), "{e}");
     // A cable between two roots of a 4-port 2-tree (in place of one
     // cable down from each): no longer up*/down* levels.
@@ -150,9 +150,76 @@ fn what_is_not_a_tree_is_declined_naming_the_switch() {
     b.disconnect(PortRef::new(roots[1], pb));
     b.connect(PortRef::new(roots[0], pa), PortRef::new(roots[1], pb))
         .unwrap();
-    let e = recognize(&fabric(b)).unwrap_err();
+    let e = recognize(&fabric(b)).unwrap_err().to_string();
     assert!(
         e.contains("both at height 1") && e.contains("ft-l0-"),
         "{e}"
     );
+}
+
+/// Director chassis with an Aggregation Node on every chip and leaves
+/// without hosts: leaves (empty ones too) at height 0, line chips at 1,
+/// spine chips at 2, whatever the port numbering; also a two-level
+/// leaf-spine and a tapered one.
+#[test]
+fn directors_with_aggregation_nodes_and_empty_leaves_are_three_levels() {
+    use crate::gen::field::{aggregation_nodes, directors, empty_leaves, Directors};
+    let d = Directors {
+        directors: 2,
+        line_chips: 6,
+        spine_chips: 3,
+        leaves_per_line: 2,
+        hosts: 5,
+        bundle: 3,
+    };
+    for seed in 1..5 {
+        let (b, _) = empty_leaves(&directors(&d).unwrap(), 3, seed).unwrap();
+        let b = gen::shuffle_ports(&aggregation_nodes(&b).unwrap(), seed);
+        let f = fabric(b);
+        let t = recognize(&f).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for s in f.graph().ids() {
+            let desc = &f.switch_node(s).desc;
+            let want = if desc.starts_with("leaf") {
+                0
+            } else if desc.contains("/L") {
+                1
+            } else {
+                2
+            };
+            assert_eq!(t.height[s.idx()], want, "seed {seed}: {desc}");
+        }
+        assert_eq!((t.top, t.radix.clone()), (2, vec![6, 3]), "seed {seed}");
+        assert_eq!(t.hosts(), 12 * 5 - 3 * 5 + 12 + 12 + 6);
+    }
+    for p in [
+        pgft::Pgft::leaf_spine(8, 6, 4, 2),
+        pgft::Pgft::leaf_spine(8, 12, 3, 1),
+    ] {
+        let (b, _) = empty_leaves(&pgft::pgft(&p).unwrap(), 2, 3).unwrap();
+        let f = fabric(aggregation_nodes(&b).unwrap());
+        let t = recognize(&f).unwrap();
+        let leaves = f.graph().ids().filter(|&s| t.height[s.idx()] == 0).count();
+        assert_eq!((t.top, leaves), (1, 8), "{p:?}");
+    }
+}
+
+/// ftree's failure cases are named: Aggregation Nodes above the leaves,
+/// a leaf missing its cables to one parent, empty leaves; a plain PGFT
+/// has none.
+#[test]
+fn ftree_objections_name_the_switch() {
+    use crate::gen::field::{aggregation_nodes, empty_leaves};
+    let p = pgft::Pgft::leaf_spine(6, 4, 3, 2);
+    let plain = fabric(pgft::pgft(&p).unwrap());
+    assert_eq!(recognize(&plain).unwrap().ftree_objection(&plain), None);
+    let an = fabric(aggregation_nodes(&pgft::pgft(&p).unwrap()).unwrap());
+    let why = recognize(&an).unwrap().ftree_objection(&an).unwrap();
+    assert!(
+        why.contains("pgft-l2-") && why.contains("above the leaves"),
+        "{why}"
+    );
+    let (b, _) = empty_leaves(&pgft::pgft(&p).unwrap(), 1, 1).unwrap();
+    let e = fabric(b);
+    let why = recognize(&e).unwrap().ftree_objection(&e).unwrap();
+    assert!(why.contains("without hosts"), "{why}");
 }

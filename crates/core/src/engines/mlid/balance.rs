@@ -1,0 +1,403 @@
+//! Which of a switch's candidate cables each LID takes: balanced by
+//! counters, as OpenSM's ftree balances, instead of d-mod-k digits.
+//!
+//! d-mod-k spreads well only when every level's width divides the next
+//! (hosts per leaf a multiple of the leaf's up-cables, and so on). Real
+//! trees are not like that: 12 hosts and an Aggregation Node over 6
+//! up-cables, bundles of 3 to 2 director line chips, empty leaves, CAs on
+//! spines. With digits, some spines then carry no destination of a line
+//! chip while others carry three (measured: EFI 792 against pssp's 552 on
+//! a 2-director twin). Counters do not care about the shape:
+//!
+//! - Per LID, a *chain* from the destination's switch up to a root: at
+//!   every height the up-cable whose down direction carries the fewest
+//!   destinations so far. The chain's switches forward the LID down along
+//!   it: the cables into a leaf, into a line chip, each carry their share.
+//! - Every other switch takes, among its candidate cables (shortest
+//!   up*/down* paths, as `UpDownDistances::plan` gives them), the one out
+//!   of which the fewest destinations leave so far, preferring cables
+//!   that lead to the chain: up-cables to a switch below the chain's root
+//!   (so every source's packets meet the chain, the way d-mod-k's do),
+//!   down-cables to a switch of the chain.
+//!
+//! The 2^LMC LIDs of a port are placed one after the other, so each finds
+//! the cables its predecessors loaded: they take different up-paths.
+
+use crate::fabric::{Cable, Fabric, PortNum, SwitchId};
+use crate::routing::{Lft, NO_PATH};
+
+use super::fill::FAR;
+use crate::topology::gft::GenFatTree;
+
+use super::fill::Way;
+
+pub(super) struct Balance {
+    /// Per switch, per (port, LID offset): destination LIDs of that
+    /// offset that leave there. Each offset is balanced on its own, so
+    /// that base LIDs alone spread as well as all of them do.
+    load: Vec<Vec<u32>>,
+    /// LIDs per port (2^LMC): the offsets counted apart.
+    classes: usize,
+    /// The current LID's offset, and the LIDs of its port before it.
+    class: usize,
+    earlier: Vec<crate::fabric::Lid>,
+    /// Per switch: its ordinal among the roots (switches without
+    /// up-cables), or `usize::MAX`.
+    root_of: Vec<usize>,
+    /// Per root: a bit set of the switches that reach it going only up.
+    below: Vec<Vec<u64>>,
+    /// Per switch, per root: the range of `toward_cables[switch]` holding
+    /// its up-cables to a switch that reaches the root going up.
+    toward: Vec<Vec<(u32, u32)>>,
+    toward_cables: Vec<Vec<Cable>>,
+    /// Per switch: the port down along the current LID's chain, or
+    /// `NO_PATH` off the chain.
+    chain_port: Vec<PortNum>,
+    chain: Vec<SwitchId>,
+    /// The chain cables (switch, port down) of the port's earlier LIDs.
+    port_chains: Vec<(SwitchId, PortNum)>,
+    /// The current chain's root.
+    root: usize,
+    /// The roots in the order the offsets of a port turn over them, and
+    /// each switch's place in it (`usize::MAX` for the others).
+    roots_order: Vec<SwitchId>,
+    root_pos: Vec<usize>,
+    /// The place of the current port's base-LID root in `roots_order`.
+    base_pos: usize,
+    /// Whether the current LID is counted.
+    counted: bool,
+    /// Per switch: its CAs; and all CAs (the weight of a chain cable).
+    hosts: Vec<u32>,
+    everyone: u32,
+}
+
+impl Balance {
+    pub(super) fn new(fabric: &Fabric, tree: &GenFatTree) -> Self {
+        let graph = fabric.graph();
+        let n = graph.switch_count();
+        let mut root_of = vec![usize::MAX; n];
+        let mut below = Vec::new();
+        let words = n.div_ceil(64);
+        let mut stack = Vec::new();
+        for r in graph.ids().filter(|r| tree.up[r.idx()].is_empty()) {
+            root_of[r.idx()] = below.len();
+            let mut set = vec![0u64; words];
+            stack.push(r);
+            while let Some(s) = stack.pop() {
+                let (w, b) = (s.idx() / 64, 1u64 << (s.idx() % 64));
+                if set[w] & b != 0 {
+                    continue;
+                }
+                set[w] |= b;
+                stack.extend(tree.down[s.idx()].iter().map(|c| c.to));
+            }
+            below.push(set);
+        }
+        let mut toward = vec![Vec::new(); n];
+        let mut toward_cables = vec![Vec::new(); n];
+        for s in graph.ids().filter(|s| !tree.up[s.idx()].is_empty()) {
+            let (ranges, list): (&mut Vec<(u32, u32)>, &mut Vec<Cable>) =
+                (&mut toward[s.idx()], &mut toward_cables[s.idx()]);
+            for set in &below {
+                let start = list.len() as u32;
+                list.extend(
+                    tree.up[s.idx()]
+                        .iter()
+                        .filter(|c| set[c.to.idx() / 64] & (1u64 << (c.to.idx() % 64)) != 0),
+                );
+                ranges.push((start, list.len() as u32));
+            }
+        }
+        let classes = 1usize << fabric.lmc();
+        let roots_order = interleaved_roots(fabric, tree);
+        let mut root_pos = vec![usize::MAX; n];
+        for (i, r) in roots_order.iter().enumerate() {
+            root_pos[r.idx()] = i;
+        }
+        Balance {
+            roots_order,
+            root_pos,
+            base_pos: 0,
+            load: graph
+                .ids()
+                .map(|s| vec![0; graph.port_slots(s) * classes])
+                .collect(),
+            classes,
+            class: 0,
+            earlier: Vec::new(),
+            root_of,
+            below,
+            toward,
+            toward_cables,
+            chain_port: vec![NO_PATH; n],
+            chain: Vec::new(),
+            port_chains: Vec::new(),
+            root: usize::MAX,
+            counted: true,
+            hosts: graph.ids().map(|s| graph.hosts(s)).collect(),
+            everyone: graph.ids().map(|s| graph.hosts(s)).sum::<u32>().max(1),
+        }
+    }
+
+    /// Starts offset `class` of a port (whose LIDs before it are
+    /// `earlier`), delivered at switch `t`: lays its chain. `down`: the
+    /// down-hops from every switch to `t` (`FAR` where there is no way).
+    ///
+    /// The base LID's chain climbs from `t` by the counters. Offset o's
+    /// chain comes down from the root o places further in `roots_order`
+    /// than the base LID's, so a source that takes offset (its rank − the
+    /// base root's place) climbs to the root of its own rank whatever the
+    /// destination: the sources of a leaf or a pod leave it on different
+    /// up-paths, and spread as evenly as the base LIDs do (the path
+    /// selection, `selection.rs`).
+    pub(super) fn start_lid(
+        &mut self,
+        tree: &GenFatTree,
+        down: &[u32],
+        (t, class, earlier): (SwitchId, usize, &[crate::fabric::Lid]),
+        counted: bool,
+    ) {
+        for s in self.chain.drain(..) {
+            self.chain_port[s.idx()] = NO_PATH;
+        }
+        self.counted = counted;
+        self.class = class.min(self.classes - 1);
+        self.earlier.clear();
+        self.earlier.extend_from_slice(earlier);
+        if earlier.is_empty() {
+            self.port_chains.clear();
+        }
+        let target = (class > 0 && !self.roots_order.is_empty())
+            .then(|| self.roots_order[(self.base_pos + class) % self.roots_order.len()])
+            .filter(|r| down[r.idx()] < FAR);
+        let x = match target {
+            Some(r) => self.chain_down(tree, down, r, t),
+            None => self.chain_up(tree, t),
+        };
+        self.root = self.root_of[x.idx()];
+        if class == 0 {
+            self.base_pos = self.root_pos[x.idx()].min(self.roots_order.len());
+        }
+    }
+
+    /// The place of the current port's base-LID root in `roots_order`.
+    pub(super) fn base_place(&self) -> usize {
+        self.base_pos
+    }
+
+    /// The roots the offsets turn over.
+    pub(super) fn roots(&self) -> usize {
+        self.roots_order.len()
+    }
+
+    /// How often an earlier LID of the port came down this cable, then
+    /// the LIDs of this offset that do. Every switch above a destination
+    /// routes it down, so the tables do not say which cable an earlier
+    /// LID's traffic came down: its chain does.
+    fn chain_key(&self, s: SwitchId, port: PortNum) -> (usize, u32) {
+        let reused = self.port_chains.iter().filter(|&&k| k == (s, port)).count();
+        (reused, self.load_of(s, port))
+    }
+
+    fn lay(&mut self, s: SwitchId, port: PortNum) {
+        self.chain_port[s.idx()] = port;
+        self.chain.push(s);
+        self.port_chains.push((s, port));
+    }
+
+    /// A chain climbing from `t` by the counters; its root.
+    fn chain_up(&mut self, tree: &GenFatTree, t: SwitchId) -> SwitchId {
+        let mut x = t;
+        while let Some(c) = tree.up[x.idx()]
+            .iter()
+            .min_by_key(|c| self.chain_key(c.to, c.far_port))
+            .copied()
+        {
+            self.lay(c.to, c.far_port);
+            x = c.to;
+        }
+        x
+    }
+
+    /// A chain from root `r` down to `t` by the counters; `r`.
+    fn chain_down(
+        &mut self,
+        tree: &GenFatTree,
+        down: &[u32],
+        r: SwitchId,
+        t: SwitchId,
+    ) -> SwitchId {
+        let mut x = r;
+        while x != t {
+            let Some(c) = tree.down[x.idx()]
+                .iter()
+                .filter(|c| down[c.to.idx()] + 1 == down[x.idx()])
+                .min_by_key(|c| self.chain_key(x, c.port))
+                .copied()
+            else {
+                break;
+            };
+            self.lay(x, c.port);
+            x = c.to;
+        }
+        r
+    }
+
+    fn load_of(&self, s: SwitchId, port: PortNum) -> u32 {
+        self.load[s.idx()]
+            .get(self.slot(port))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn count(&mut self, s: SwitchId, port: PortNum, weight: u32) {
+        if self.counted {
+            let slot = self.slot(port);
+            if let Some(l) = self.load[s.idx()].get_mut(slot) {
+                *l += weight;
+            }
+        }
+    }
+
+    fn slot(&self, port: PortNum) -> usize {
+        port.raw() as usize * self.classes + self.class
+    }
+
+    /// What a cable costs the current LID at switch `s`: first how many
+    /// earlier LIDs of its port leave there (so a port's LIDs take
+    /// disjoint paths where there are, the paper's 2^LMC paths), then the
+    /// LIDs of its offset already leaving there.
+    fn key(&self, lfts: &[Lft], s: SwitchId, port: PortNum) -> (usize, u32) {
+        let load = self.load_of(s, port);
+        let lft = &lfts[s.idx()];
+        let reused = self.earlier.iter().filter(|&&l| lft.get(l) == port).count();
+        (reused, load)
+    }
+
+    /// The least-loaded of `cables` at `s` (the first of equals).
+    fn least<'c>(
+        &self,
+        lfts: &[Lft],
+        s: SwitchId,
+        cables: impl Iterator<Item = &'c Cable>,
+    ) -> Option<PortNum> {
+        let mut best: Option<((usize, u32), PortNum)> = None;
+        for c in cables {
+            let k = self.key(lfts, s, c.port);
+            if best.is_none_or(|(b, _)| k < b) {
+                best = Some((k, c.port));
+            }
+        }
+        best.map(|(_, p)| p)
+    }
+
+    /// `s`'s up-cables that lead to the current chain's root.
+    fn toward_root(&self, s: SwitchId) -> &[Cable] {
+        let Some(&(a, b)) = self.toward.get(s.idx()).and_then(|t| t.get(self.root)) else {
+            return &[];
+        };
+        &self.toward_cables[s.idx()][a as usize..b as usize]
+    }
+
+    fn leads_to_root(&self, s: SwitchId) -> bool {
+        self.below
+            .get(self.root)
+            .is_some_and(|set| set[s.idx() / 64] & (1u64 << (s.idx() % 64)) != 0)
+    }
+
+    /// The port switch `s` forwards the current LID to, among `cables`.
+    pub(super) fn pick(
+        &mut self,
+        lfts: &[Lft],
+        s: SwitchId,
+        (cables, way, all_up): (&[Cable], Way, bool),
+    ) -> PortNum {
+        let on_chain = self.chain_port[s.idx()];
+        if way == Way::Down && on_chain != NO_PATH {
+            self.count(s, on_chain, self.everyone);
+            return on_chain;
+        }
+        // In a full tree every up-cable is a candidate, and the ones that
+        // lead to the chain's root are known in advance: no scan.
+        let toward = match (way, all_up) {
+            (Way::Up, true) => self.toward_root(s),
+            _ => &[],
+        };
+        let port = if toward.is_empty() {
+            let prefer = |c: &Cable| match way {
+                Way::Up => self.leads_to_root(c.to),
+                Way::Down => self.chain_port[c.to.idx()] != NO_PATH,
+                Way::Other => true,
+            };
+            self.least(lfts, s, cables.iter().filter(|c| prefer(c)))
+                .or_else(|| self.least(lfts, s, cables.iter()))
+        } else {
+            self.least(lfts, s, toward.iter())
+        };
+        let Some(port) = port else {
+            return NO_PATH;
+        };
+        // Loads compare the ports of one switch, so each pick counts the
+        // sources whose packets it carries, roughly: down along the chain
+        // everyone's; down off the chain the switch's own CAs' (every
+        // other source goes up to the chain's root, every root has an
+        // entry for every LID), at least 1 for the sources of subtrees
+        // that do not reach the chain's root (irregular trees); up, the
+        // same sources for every LID.
+        let weight = match way {
+            Way::Down => self.hosts[s.idx()].max(1),
+            Way::Up | Way::Other => 1,
+        };
+        self.count(s, port, weight);
+        port
+    }
+}
+
+/// The roots in the order a leaf reaches them: level by level from the
+/// first leaf, the first up-cable of every switch of a level before the
+/// second of any (so consecutive roots lie above different parents of the
+/// leaf, as consecutive d-mod-k digits do); roots that leaf does not reach
+/// follow, by switch id.
+fn interleaved_roots(fabric: &Fabric, tree: &GenFatTree) -> Vec<SwitchId> {
+    let graph = fabric.graph();
+    let mut seen = vec![false; graph.switch_count()];
+    let mut order = Vec::new();
+    let mut frontier: Vec<SwitchId> = tree
+        .top_down
+        .iter()
+        .rev()
+        .copied()
+        .find(|s| tree.height[s.idx()] == 0)
+        .into_iter()
+        .collect();
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        let widest = frontier
+            .iter()
+            .map(|f| tree.up[f.idx()].len())
+            .max()
+            .unwrap_or(0);
+        for k in 0..widest {
+            for f in &frontier {
+                if let Some(c) = tree.up[f.idx()].get(k) {
+                    if !std::mem::replace(&mut seen[c.to.idx()], true) {
+                        next.push(c.to);
+                    }
+                }
+            }
+        }
+        order.extend(
+            frontier
+                .iter()
+                .copied()
+                .filter(|f| tree.up[f.idx()].is_empty()),
+        );
+        frontier = next;
+    }
+    for s in graph.ids() {
+        if tree.up[s.idx()].is_empty() && !order.contains(&s) {
+            order.push(s);
+        }
+    }
+    order
+}

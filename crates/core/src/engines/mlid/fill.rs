@@ -1,0 +1,412 @@
+//! The LFT fill: every LID of every end port, on every switch.
+
+use super::balance::Balance;
+use super::vl1::{vl1_tables, VL1_SL};
+use super::{LmcPlan, MlidOptions, NAME};
+use crate::deadlock::vl_layers::make_deadlock_free;
+use crate::error::Error;
+use crate::fabric::{Cable, Fabric, Lid, PortNum, SwitchId};
+use crate::routing::{PathSl, Routing, SwitchSls};
+use crate::topology::gft::GenFatTree;
+
+/// Per host port (base LID): the place of its base LID's root among the
+/// roots, in the order its other LIDs turn over them; and the number of
+/// roots in that order.
+pub(super) struct BasePlaces {
+    pub(super) places: Vec<(Lid, usize)>,
+    pub(super) roots: usize,
+}
+
+pub(super) fn route_tree(
+    fabric: &Fabric,
+    tree: &GenFatTree,
+    options: &MlidOptions,
+) -> Result<(Routing, BasePlaces), Error> {
+    let plan = LmcPlan::new(tree, fabric.switch_count(), fabric.max_unicast_lid());
+    log::info!(
+        "{NAME}: fat tree of {}: {} hosts, {} switches, {} up-paths per leaf",
+        tree.shape(),
+        tree.hosts(),
+        fabric.switch_count(),
+        tree.paths()
+    );
+    if let Some(note) = plan.limit_note(tree) {
+        log::warn!("{NAME}: {note}");
+    }
+    let lmc = fabric.lmc();
+    if lmc < plan.target {
+        log::warn!(
+            "{NAME}: routing with lmc {lmc}: {} of the {} paths per host pair; set `lmc {}` in opensm.conf \
+             (or mlid.raise_lmc TRUE) for all of them",
+            1u32 << lmc,
+            tree.paths(),
+            plan.target
+        );
+    }
+    let graph = fabric.graph();
+    let mut lfts = Routing::empty_lfts(fabric);
+    // Destinations by the switch that delivers them.
+    let mut at_switch: Vec<Vec<Destination>> = vec![Vec::new(); graph.switch_count()];
+    let hosts = tree.hosts();
+    for (at, port) in fabric.end_ports() {
+        let node = fabric.node(at.node);
+        let (switch, deliver, index) = if node.is_switch() {
+            let Some(s) = fabric.switch_id(at.node) else {
+                continue;
+            };
+            (s, PortNum::MANAGEMENT, hosts + s.idx())
+        } else {
+            let Some(&index) = tree.host_index.get(&at) else {
+                continue;
+            };
+            let Some(remote) = port.remote else { continue };
+            let Some(s) = fabric.switch_id(remote.node) else {
+                continue;
+            };
+            (s, remote.port, index)
+        };
+        at_switch[switch.idx()].push(Destination {
+            base: port.lid,
+            count: port.lid_count(),
+            deliver,
+            index,
+        });
+    }
+    // A switch's ports in the tree's host order (then its own LID): the
+    // order the counters see them in, whatever the LID numbering.
+    for d in &mut at_switch {
+        d.sort_by_key(|d| d.index);
+    }
+    let mut routed = 0usize;
+    // (source switch with hosts, destination switch) pairs whose host
+    // LIDs take a shortest path there (no up*/down* path, no descent on
+    // VL 1), once per destination port: their paths need the layering.
+    let mut detoured: Vec<(SwitchId, SwitchId)> = Vec::new();
+    // The same, routed down-then-up on VL 1 (counted at base LIDs).
+    let mut on_vl1 = 0usize;
+    let second_vl = fabric.vl_budget().usable() >= 2;
+    let mut sls: Option<SwitchSls> = None;
+    let mut dist = UpDownDistances::new(graph.switch_count());
+    let mut plans = vec![Plan::default(); graph.switch_count()];
+    let mut balance = Balance::new(fabric, tree);
+    // Per host port: its base LID's root's place (for the path selection).
+    let mut base_places: Vec<(Lid, usize)> = Vec::new();
+    for t in graph.ids() {
+        if at_switch[t.idx()].is_empty() {
+            continue;
+        }
+        dist.compute(tree, t, second_vl);
+        for s in graph.ids() {
+            dist.plan(fabric, tree, (s, t), &mut plans[s.idx()]);
+        }
+        for d in &at_switch[t.idx()] {
+            routed += 1;
+            let to_switch = d.deliver.is_management();
+            for (o, lid) in (0..d.count as usize).zip(d.lids()) {
+                // Switch LIDs carry management traffic only: routed the
+                // same way, not counted.
+                let lids: Vec<Lid> = d.lids().collect();
+                balance.start_lid(tree, &dist.down, (t, o, &lids[..o]), !to_switch);
+                if o == 0 && !to_switch {
+                    base_places.push((d.base, balance.base_place()));
+                }
+                for s in graph.ids() {
+                    let plan = &plans[s.idx()];
+                    let out = if s == t {
+                        d.deliver
+                    } else {
+                        balance.pick(
+                            &lfts,
+                            s,
+                            (plan.cables_for(to_switch), plan.way, plan.all_up),
+                        )
+                    };
+                    let hosted = graph.hosts(s) > 0;
+                    if o == 0 && plan.shortest && !to_switch && hosted {
+                        detoured.push((s, t));
+                    }
+                    // Only hosts' packets take SL 1: a switch without
+                    // hosts passes VL 1 packets on, its own management
+                    // packets need no data VL.
+                    if plan.descends_on_vl1 && !to_switch && hosted {
+                        sls.get_or_insert_with(|| SwitchSls::new(fabric))
+                            .set(s, lid, VL1_SL);
+                        on_vl1 += usize::from(o == 0);
+                    }
+                    lfts[s.idx()].set(lid, out);
+                }
+            }
+        }
+    }
+    if let Some(&(s, t)) = detoured.first() {
+        // Some hosts have neither an up*/down* path nor a descent to
+        // one (Aggregation Nodes on line chips of two directors, hosts on
+        // spines of two chassis): their shortest paths may turn from down
+        // to up anywhere, so every path goes to a virtual layer where it
+        // closes no credit loop (one layer when it closes none at all),
+        // or mlid declines naming the VLs it lacks.
+        log::info!(
+            "{NAME}: {} host-switch/destination pairs have no up*/down* path (first: hosts on {} to {}): \
+             they take shortest paths, and every path goes to a virtual layer free of credit loops",
+            detoured.len(),
+            fabric.describe_switch(s),
+            fabric.describe_switch(t)
+        );
+        // Destinations on the leaves first: their paths are all
+        // up*/down* and share the first layer; the few that turn come
+        // last and take the layers left.
+        let mut order: Vec<(usize, Lid)> = fabric
+            .lids()
+            .map(|(lid, _)| {
+                let h = fabric.lid_switch(lid).map_or(0, |s| tree.height[s.idx()]);
+                (h, lid)
+            })
+            .collect();
+        order.sort();
+        let order: Vec<Lid> = order.into_iter().map(|(_, lid)| lid).collect();
+        let routing = make_deadlock_free(NAME, fabric, lfts, &order, &options.layering)?;
+        log::info!(
+            "{NAME}: {routed} ports' LIDs routed, {} VL(s)",
+            routing.vls_needed()
+        );
+        let roots = balance.roots();
+        return Ok((
+            routing,
+            BasePlaces {
+                places: base_places,
+                roots,
+            },
+        ));
+    }
+    let (sl2vl, path_sl) = match sls {
+        Some(sls) => {
+            log::info!(
+                "{NAME}: {on_vl1} host-switch/destination pairs without an up*/down* path routed down, then up, \
+                 on SL {VL1_SL} / VL 1"
+            );
+            (Some(vl1_tables(fabric)), PathSl::PerSourceSwitch(sls))
+        }
+        None => (None, PathSl::Uniform(0)),
+    };
+    let vls = if sl2vl.is_some() { 2 } else { 1 };
+    log::info!("{NAME}: {routed} ports' LIDs routed on up*/down* paths, {vls} VL(s)");
+    Ok((
+        Routing {
+            engine: NAME.to_string(),
+            lfts,
+            sl2vl,
+            path_sl,
+        },
+        BasePlaces {
+            places: base_places,
+            roots: balance.roots(),
+        },
+    ))
+}
+
+/// An end port whose LIDs one switch delivers.
+#[derive(Clone, Debug)]
+struct Destination {
+    base: Lid,
+    count: u32,
+    deliver: PortNum,
+    /// Its place in the tree's host order (hosts first, then switches).
+    index: usize,
+}
+
+impl Destination {
+    fn lids(&self) -> impl Iterator<Item = Lid> + '_ {
+        (0..self.count as u16).map(|k| self.base.offset(k))
+    }
+}
+
+/// Up*/down* distances towards one destination switch: `down[s]` on
+/// down-cables only, `best[s]` the shortest up-then-down path. A switch
+/// goes down where that is shortest, up otherwise, to a parent on a
+/// shortest path: in a damaged tree the fewest extra hops there are.
+///
+/// Some switches have no up*/down* path to a LID (a middle switch of an
+/// m-port n-tree reaches only the roots of its replica, and those reach
+/// down to one middle switch per pod; a top switch reaches no other top
+/// switch). With a second VL, one that lies above a switch whose route
+/// climbs all the way (`climbs`) goes down towards the nearest such
+/// switch (`turn`): its hosts' packets go there on VL 1 and climb. One
+/// without hosts and without such a descent takes a shortest path, on to
+/// the first switch that has an up*/down* one: only its own packets
+/// (management traffic, mostly SMPs on VL15, which has no credits to
+/// wait for) take it, as no route passes a switch without a path. So do
+/// switch LIDs (management traffic only). A host LID gets no entry on a
+/// switch with hosts and neither path: their data would turn up after
+/// down on VL 0 and could close a credit loop.
+struct UpDownDistances {
+    pub(super) down: Vec<u32>,
+    best: Vec<u32>,
+    /// Whether the switch's up*/down* route goes up all the way, whichever
+    /// candidate a LID takes (the destination switch itself too).
+    climbs: Vec<bool>,
+    /// For switches without an up*/down* path: down-hops to the nearest
+    /// switch whose route climbs (0 for those themselves; FAR where
+    /// there is none, for the rest, and without a second VL).
+    turn: Vec<u32>,
+    queue: std::collections::VecDeque<SwitchId>,
+}
+
+pub(super) const FAR: u32 = u32::MAX / 2;
+
+impl UpDownDistances {
+    fn new(n: usize) -> Self {
+        UpDownDistances {
+            down: vec![FAR; n],
+            best: vec![FAR; n],
+            climbs: vec![false; n],
+            turn: vec![FAR; n],
+            queue: Default::default(),
+        }
+    }
+
+    fn compute(&mut self, tree: &GenFatTree, t: SwitchId, second_vl: bool) {
+        self.down.fill(FAR);
+        self.down[t.idx()] = 0;
+        self.queue.push_back(t);
+        while let Some(s) = self.queue.pop_front() {
+            for c in &tree.up[s.idx()] {
+                if self.down[c.to.idx()] == FAR {
+                    self.down[c.to.idx()] = self.down[s.idx()] + 1;
+                    self.queue.push_back(c.to);
+                }
+            }
+        }
+        for &s in &tree.top_down {
+            let via_up = tree.up[s.idx()]
+                .iter()
+                .map(|c| self.best[c.to.idx()] + 1)
+                .min()
+                .unwrap_or(FAR);
+            self.best[s.idx()] = self.down[s.idx()].min(via_up);
+        }
+        // Parents come before their children top-down, so a switch's
+        // candidates are settled when it is.
+        for &s in &tree.top_down {
+            let best = self.best[s.idx()];
+            self.climbs[s.idx()] = s == t
+                || (best < FAR
+                    && self.down[s.idx()] != best
+                    && tree.up[s.idx()]
+                        .iter()
+                        .filter(|c| self.best[c.to.idx()] + 1 == best)
+                        .all(|c| self.climbs[c.to.idx()]));
+        }
+        // Children before parents.
+        for &s in tree.top_down.iter().rev() {
+            self.turn[s.idx()] = if !second_vl {
+                FAR
+            } else if self.best[s.idx()] < FAR {
+                if self.climbs[s.idx()] {
+                    0
+                } else {
+                    FAR
+                }
+            } else {
+                tree.down[s.idx()]
+                    .iter()
+                    .map(|c| self.turn[c.to.idx()] + 1)
+                    .min()
+                    .unwrap_or(FAR)
+                    .min(FAR)
+            };
+        }
+    }
+
+    /// How `s` forwards towards switch `t`, whatever the LID: the
+    /// candidate cables; the balancing picks one per LID.
+    fn plan(
+        &self,
+        fabric: &Fabric,
+        tree: &GenFatTree,
+        (s, t): (SwitchId, SwitchId),
+        plan: &mut Plan,
+    ) {
+        let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
+        plan.cables.clear();
+        plan.switch_lid_cables.clear();
+        (plan.way, plan.shortest, plan.descends_on_vl1, plan.all_up) =
+            (Way::Other, false, false, false);
+        if best >= FAR {
+            let g = fabric.graph();
+            let d = u32::from(g.dist(s, t));
+            let shortest = g
+                .cables(s)
+                .iter()
+                .filter(|c| u32::from(g.dist(c.to, t)) + 1 == d)
+                .copied();
+            let turn = self.turn[s.idx()];
+            if turn < FAR {
+                // Host LIDs down towards the nearest switch whose route
+                // climbs; switch LIDs as without a second VL.
+                plan.switch_lid_cables.extend(shortest);
+                plan.descends_on_vl1 = true;
+                plan.cables.extend(
+                    tree.down[s.idx()]
+                        .iter()
+                        .filter(|c| self.turn[c.to.idx()] + 1 == turn),
+                );
+            } else {
+                plan.shortest = true;
+                plan.cables.extend(shortest);
+            }
+        } else if down == best {
+            plan.way = Way::Down;
+            plan.cables.extend(
+                tree.down[s.idx()]
+                    .iter()
+                    .filter(|c| self.down[c.to.idx()] + 1 == down),
+            );
+        } else {
+            plan.way = Way::Up;
+            plan.cables.extend(
+                tree.up[s.idx()]
+                    .iter()
+                    .filter(|c| self.best[c.to.idx()] + 1 == best),
+            );
+            plan.all_up = plan.cables.len() == tree.up[s.idx()].len();
+        }
+    }
+}
+
+/// A switch's way towards one destination switch (see `plan`).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Plan {
+    /// The cables on its shortest up*/down* paths (or the fallbacks).
+    pub(super) cables: Vec<Cable>,
+    pub(super) way: Way,
+    /// Going up, and every up-cable is a candidate (a full tree).
+    pub(super) all_up: bool,
+    /// No up*/down* path and no descent to one: a shortest path (whose
+    /// turns the virtual layering then makes safe).
+    shortest: bool,
+    /// No up*/down* path: host LIDs go down towards a switch whose route
+    /// climbs (the packets of this switch's hosts on VL 1), switch LIDs
+    /// take `switch_lid_cables` (a shortest path, as without a second VL).
+    descends_on_vl1: bool,
+    switch_lid_cables: Vec<Cable>,
+}
+
+/// Whether a plan goes down, up, or neither (descents on VL 1, shortest
+/// paths), for the balancing's preferences.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Way {
+    Down,
+    Up,
+    #[default]
+    Other,
+}
+
+impl Plan {
+    fn cables_for(&self, to_switch: bool) -> &[Cable] {
+        if to_switch && self.descends_on_vl1 {
+            &self.switch_lid_cables
+        } else {
+            &self.cables
+        }
+    }
+}
