@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use osmroute_core::analysis::layers::layer_report;
+use osmroute_core::analysis::multipath::layer_report;
 use serde::Serialize;
 
 #[derive(clap::Args)]

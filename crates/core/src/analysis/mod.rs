@@ -5,5 +5,5 @@ pub mod bounds;
 pub mod churn;
 pub mod credit;
 pub mod ebb;
-pub mod layers;
+pub mod multipath;
 pub mod report;

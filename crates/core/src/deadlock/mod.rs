@@ -3,5 +3,4 @@
 
 pub mod dynamic_dag;
 pub mod hop_vls;
-pub mod layers;
-pub mod vl_layers;
+pub mod virtual_layers;

@@ -16,7 +16,7 @@ mod plan;
 mod tables;
 
 use crate::config::{ConfigError, OptionSpec, Section};
-use crate::deadlock::layers::{place_paths, LayeringError};
+use crate::deadlock::virtual_layers::placement::{place_paths, LayeringError};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, SwitchId};

@@ -57,7 +57,7 @@ mod lines;
 pub mod recognise;
 mod updown;
 
-use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
+use crate::deadlock::virtual_layers::{vls_allowed, why_too_few_vls};
 use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Peer, PortNum, SwitchId};
 use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};

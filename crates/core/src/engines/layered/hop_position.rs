@@ -12,7 +12,7 @@
 //! its colour differs. That needs paths of at most 3 inter-switch hops
 //! and at most 16 colours.
 
-use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
+use crate::deadlock::virtual_layers::{vls_allowed, why_too_few_vls};
 use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchId};
 use crate::routing::walk::Walk;

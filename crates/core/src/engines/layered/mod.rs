@@ -6,7 +6,7 @@
 //! `lmc N` gets 2^N layers: layer 0 balanced minimal paths (pssp's), every
 //! other layer one almost-minimal path per switch pair where the layer
 //! allows one, every LID balanced over what is left (`construct`). Deadlock freedom comes afterwards, from either the
-//! virtual-layer pass (`deadlock::vl_layers`) or the three-class
+//! virtual-layer pass (`deadlock::virtual_layers`) or the three-class
 //! hop-position scheme (`hop_position`), as `layered.deadlock` says.
 
 mod construct;
@@ -16,7 +16,7 @@ pub mod recognise;
 pub use construct::{build_layers, Layers};
 
 use crate::config::{ConfigError, OptionSpec, Section};
-use crate::deadlock::vl_layers::{self, LayeringOptions};
+use crate::deadlock::virtual_layers::{self, LayeringOptions};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, SwitchGraph, SwitchId, UNREACHABLE};
@@ -89,7 +89,7 @@ pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
     summary: "Slim Fly layered multipath: minimal layer 0, almost-minimal paths on LID offsets 1..2^LMC-1",
     needs_qos: true,
-    options: &[&[DEADLOCK, SEED], vl_layers::OPTIONS],
+    options: &[&[DEADLOCK, SEED], virtual_layers::OPTIONS],
     build: |s| {
         let options = LayeredOptions::read(s)?;
         Ok(Box::new(super::Configured { options, route: route_with_choice }))
@@ -187,7 +187,7 @@ pub fn route(fabric: &Fabric, opts: &LayeredOptions) -> Result<Routing, Error> {
     );
     match opts.deadlock {
         LayeredDeadlock::VlLayers => {
-            vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)
+            virtual_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)
         }
         LayeredDeadlock::HopPosition => {
             hop_position::make_deadlock_free(NAME, fabric, lfts, opts.layering.max_vls)

@@ -240,7 +240,7 @@ fn slim_fly_disjoint_paths_grow_with_layers() {
     let share = |lmc| {
         let f = fabric(slimfly(5, 4).unwrap(), lmc, 8);
         let r = route(&f, &LayeredOptions::default()).unwrap();
-        let report = crate::analysis::layers::layer_report(&f, &r);
+        let report = crate::analysis::multipath::layer_report(&f, &r);
         assert_eq!((report.pairs, report.undelivered), (2450, 0));
         report.disjoint_at_least(3)
     };

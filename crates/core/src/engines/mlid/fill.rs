@@ -3,7 +3,7 @@
 use super::balance::Balance;
 use super::vl1::{vl1_tables, VL1_SL};
 use super::{LmcPlan, MlidOptions, NAME};
-use crate::deadlock::vl_layers::make_deadlock_free;
+use crate::deadlock::virtual_layers::make_deadlock_free;
 use crate::error::Error;
 use crate::fabric::{Cable, Fabric, Lid, PortNum, SwitchId};
 use crate::routing::{PathSl, Routing, SwitchSls};

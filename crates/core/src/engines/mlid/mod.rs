@@ -37,7 +37,7 @@ pub use lmc::LmcPlan;
 pub use selection::path_selection;
 
 use crate::config::{ConfigError, OptionSpec, Section};
-use crate::deadlock::vl_layers::{self, LayeringOptions};
+use crate::deadlock::virtual_layers::{self, LayeringOptions};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::{Decline, Error};
 use crate::fabric::Fabric;
@@ -95,7 +95,7 @@ pub const INFO: EngineInfo = EngineInfo {
     summary:
         "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
     needs_qos: false,
-    options: &[&[RAISE_LMC], vl_layers::OPTIONS_FEWEST_VLS],
+    options: &[&[RAISE_LMC], virtual_layers::OPTIONS_FEWEST_VLS],
     build: |s| {
         Ok(Box::new(super::Configured {
             options: MlidOptions::read(s)?,

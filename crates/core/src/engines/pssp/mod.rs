@@ -1,7 +1,7 @@
 //! `pssp`: P-SSSP routing (Hoefler, Schneider & Lumsdaine, "Optimized
 //! routing for large-scale InfiniBand networks", §III-A) with minimal paths
 //! enforced as in the paper's experiments, made deadlock-free by the
-//! virtual-layer pass (`deadlock::layers`).
+//! virtual-layer pass (`deadlock::virtual_layers::placement`).
 //!
 //! Destinations are routed one LID at a time. Each LID gets a shortest-path
 //! tree towards its switch in which every switch picks, among its minimal
@@ -17,7 +17,7 @@
 //! different paths where the topology offers them.
 
 use crate::config::{ConfigError, OptionSpec, Section};
-use crate::deadlock::vl_layers::{self, LayeringOptions};
+use crate::deadlock::virtual_layers::{self, LayeringOptions};
 use crate::engines::balance::{BundleSpreader, TreeBalancer};
 use crate::engines::{EngineInfo, Outcome};
 use crate::error::{Decline, Error};
@@ -74,7 +74,7 @@ pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
     summary: "P-SSSP: globally balanced minimal paths, deadlock-free by virtual layers (SLs/VLs)",
     needs_qos: true,
-    options: &[&[DEADLOCK_REMOVAL, SEED], vl_layers::OPTIONS],
+    options: &[&[DEADLOCK_REMOVAL, SEED], virtual_layers::OPTIONS],
     build: |s| {
         let options = PsspOptions::read(s)?;
         Ok(Box::new(super::Configured {
@@ -203,7 +203,7 @@ pub fn route(fabric: &Fabric, opts: &PsspOptions) -> Result<Routing, Error> {
         edge_forwarding_index,
     } = balanced_minimal(fabric, opts.seed, NAME);
     let routing = if opts.deadlock_removal {
-        vl_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)?
+        virtual_layers::make_deadlock_free(NAME, fabric, lfts, &lid_order, &opts.layering)?
     } else {
         log::warn!("{NAME}: deadlock removal is off (pssp.deadlock_removal FALSE): the routing may have credit loops");
         Routing {

@@ -36,7 +36,7 @@
 use std::collections::HashMap;
 
 use crate::deadlock::hop_vls::{HopVlPlan, PlannedHop};
-use crate::deadlock::vl_layers::why_too_few_vls;
+use crate::deadlock::virtual_layers::why_too_few_vls;
 use crate::engines::balance::BundleSpreader;
 use crate::engines::pssp::{balanced_minimal, destinations};
 use crate::error::{Decline, Error};

@@ -12,7 +12,7 @@
 
 use std::collections::HashSet;
 
-use super::dynamic_dag::DynamicDag;
+use crate::deadlock::dynamic_dag::DynamicDag;
 use crate::fabric::{Fabric, Lid, Peer, SwitchId};
 use crate::routing::walk::{Undelivered, Walk};
 use crate::routing::{Lft, SwitchSls};

@@ -2,11 +2,13 @@
 //! how many VLs it may use, the SL-to-VL tables (SL i on VL i), and the
 //! decline messages that say which setting to change.
 
-use super::layers::{assign_layers, LayerOptions, LayeringError};
+pub mod placement;
+
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};
+use placement::{assign_layers, LayerOptions, LayeringError};
 
 const MAX_VLS: OptionSpec = OptionSpec {
     key: "max_vls",
