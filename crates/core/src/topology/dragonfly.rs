@@ -34,6 +34,14 @@ pub enum NotADragonfly {
         member: SwitchId,
         member_group: Vec<SwitchId>,
     },
+    /// The groups are too small or too few for a Dragonfly: most have
+    /// fewer than 3 switches (e.g. the edges of a fat tree's leaf–spine
+    /// cabling), or there is only one.
+    TooSmall {
+        switch: SwitchId,
+        size: usize,
+        groups: usize,
+    },
     /// A group's size differs from the most common size.
     GroupSize {
         switch: SwitchId,
@@ -145,6 +153,31 @@ pub fn find_groups(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
         return Err(NotADragonfly::Empty);
     }
     Ok(discover_groups(graph).unwrap_or_else(|_| groups_by_mapping(graph)))
+}
+
+/// Whether groups have the size of a Dragonfly's: at least two groups,
+/// most of them of at least 3 switches (a clique of 2 is just a cable, and
+/// every fabric is full of those).
+pub fn check_shape(groups: &Groups) -> Result<(), NotADragonfly> {
+    let mut sizes: Vec<usize> = groups.members.iter().map(Vec::len).collect();
+    sizes.sort_unstable();
+    if sizes.is_empty() {
+        return Err(NotADragonfly::Empty);
+    }
+    let typical = mode(&sizes);
+    if typical < 3 || sizes.len() < 2 {
+        let example = groups
+            .members
+            .iter()
+            .find(|m| m.len() == typical)
+            .map_or(SwitchId::new(0), |m| m[0]);
+        return Err(NotADragonfly::TooSmall {
+            switch: example,
+            size: typical,
+            groups: sizes.len(),
+        });
+    }
+    Ok(())
 }
 
 fn mode(sorted: &[usize]) -> usize {
