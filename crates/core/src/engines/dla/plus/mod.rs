@@ -51,10 +51,6 @@ impl Class {
             Class::Terminal => 3,
         }
     }
-
-    fn index(self) -> usize {
-        self as usize
-    }
 }
 
 /// Whether the turn from a channel of class `from` to one of class `to`
@@ -74,6 +70,14 @@ pub struct Roles<'p> {
 }
 
 impl Roles<'_> {
+    pub fn groups(&self) -> usize {
+        self.plus.groups()
+    }
+
+    pub fn group(&self, s: SwitchId) -> usize {
+        self.plus.group_of[s.idx()]
+    }
+
     /// The class of the channel from switch `a` to switch `b`.
     pub fn class(&self, a: SwitchId, b: SwitchId) -> Class {
         match (self.plus.is_leaf[a.idx()], self.plus.is_leaf[b.idx()]) {

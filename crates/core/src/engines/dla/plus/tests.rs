@@ -86,27 +86,40 @@ fn intact_paths_are_minimal_on_one_sl_and_one_vl() {
         let mut longest = 0;
         each_path(&f, &r, |path| {
             let (a, z) = (path[0], *path.last().unwrap());
-            // Minimal: as short as the switch graph allows, at most one
-            // global cable.
+            // Minimal: as short as the switch graph allows; between
+            // leaves at most one global cable (an Aggregation Node on a
+            // spine may need two).
             assert_eq!(path.len() - 1, g.dist(a, z) as usize, "{path:?}");
-            let globals = path
-                .windows(2)
-                .filter(|w| plus.is_global(w[0], w[1]))
-                .count();
-            assert!(globals <= 1);
-            longest = longest.max(path.len() - 1);
+            if plus.is_leaf[a.idx()] && plus.is_leaf[z.idx()] {
+                let globals = path
+                    .windows(2)
+                    .filter(|w| plus.is_global(w[0], w[1]))
+                    .count();
+                assert!(globals <= 1);
+                longest = longest.max(path.len() - 1);
+            }
         });
         assert_eq!(longest, 3, "leaf, spine, spine, leaf");
         if !an {
-            // Host-to-host paths start and end at leaves: up, across, down.
-            assert_eq!(r.path_sl, PathSl::Uniform(0));
-            assert_eq!(r.vls_needed(), 1);
-            assert!(r.sl2vl.is_none());
+            // Host-to-host paths start and end at leaves: up, across,
+            // down, all on SL 0 and VL 0.
+            assert_eq!(
+                (report.sls_used.as_slice(), report.vls_used.as_slice()),
+                (&[0u8][..], &[0u8][..])
+            );
         } else {
             // Aggregation Nodes on spines send to groups their spine has no
             // cable to through a middle group or a leaf: VL 1 for those.
-            assert!(r.vls_needed() <= 2);
+            assert!(report.vls_used.len() <= 2);
         }
+        // Paths between spines' own LIDs (management) may turn backwards
+        // twice (global, global, global): the tables use VLs 1 and 2 for
+        // those, never more.
+        assert!(
+            r.vls_needed() <= 3,
+            "aggregation nodes {an}: {} VLs",
+            r.vls_needed()
+        );
     }
 }
 
@@ -148,15 +161,22 @@ fn intact_spreads_over_spines_and_cables_of_a_group_pair() {
     );
 }
 
-#[test]
-fn damaged_routes_are_complete_shortest_and_loop_free_on_at_most_3_vls() {
-    let mut worst_vls = 0;
-    for seed in 1..=12 {
+/// Routes `params` with damage on `seeds`: every route delivered (at most
+/// `slack` hops beyond the shortest, to stay within the lanes VLs),
+/// shortest and free of credit loops; the most VLs any seed needed.
+fn damaged_worst_vls(
+    params: &Params,
+    damage: (f64, f64, f64),
+    seeds: std::ops::RangeInclusive<u64>,
+    slack: usize,
+) -> u8 {
+    let mut worst = 0;
+    for seed in seeds {
         let params = Params {
             aggregation_nodes: seed % 3 == 0,
-            ..Params::new(4, 4, 4, 2, 9)
+            ..*params
         };
-        let f = damaged(&params, (0.05, 0.10, 0.05), seed);
+        let f = damaged(&params, damage, seed);
         if !f.graph().is_connected() {
             continue;
         }
@@ -166,16 +186,41 @@ fn damaged_routes_are_complete_shortest_and_loop_free_on_at_most_3_vls() {
         assert!(report.credit_loop.is_none(), "seed {seed}");
         let g = f.graph();
         each_path(&f, &r, |path| {
-            assert_eq!(
-                path.len() - 1,
-                g.dist(path[0], *path.last().unwrap()) as usize,
+            let (a, z) = (path[0], *path.last().unwrap());
+            assert!(
+                path.len() - 1 <= g.dist(a, z) as usize + slack,
                 "seed {seed}: {path:?}"
             );
         });
-        assert!(r.vls_needed() <= 3, "seed {seed}: {} VLs", r.vls_needed());
-        worst_vls = worst_vls.max(r.vls_needed());
+        worst = worst.max(r.vls_needed());
     }
-    assert!(worst_vls >= 2, "damage should need a detour VL somewhere");
+    worst
+}
+
+#[test]
+fn damaged_niagara_shapes_take_shortest_detours_on_two_vls() {
+    // Many cables per pair of groups (4 groups, 18 per pair): 10 % of the
+    // global cables, 5 % of the leaf-spine ones and 5 % of the switches
+    // gone leave every pair joined, so detours are bounces through a
+    // leaf, one backward turn.
+    let worst = damaged_worst_vls(&Params::new(6, 6, 3, 6, 4), (0.05, 0.10, 0.05), 1..=8, 0);
+    assert_eq!(worst, 2);
+}
+
+#[test]
+fn damaged_canonical_shapes_are_loop_free_and_shortest() {
+    // One or two cables per pair of groups: 10 % of the global cables gone
+    // leaves pairs without a cable, whose traffic crosses a middle group;
+    // with bounces on top a shortest path may turn back three times, and
+    // a path up to two hops longer within three VLs is taken instead
+    // where one exists, a reserve layer where none does (module `lanes`).
+    let two = damaged_worst_vls(&Params::new(4, 4, 2, 4, 9), (0.05, 0.10, 0.05), 1..=6, 2);
+    assert!((3..=4).contains(&two), "{two}");
+    let one = damaged_worst_vls(&Params::new(4, 4, 4, 2, 9), (0.05, 0.10, 0.05), 1..=6, 2);
+    assert!((3..=5).contains(&one), "{one}");
+    // Lighter damage: within three VLs.
+    let light = damaged_worst_vls(&Params::new(4, 4, 2, 4, 9), (0.0, 0.05, 0.02), 1..=6, 2);
+    assert!(light <= 3, "{light}");
 }
 
 #[test]
