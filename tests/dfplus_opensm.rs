@@ -1,0 +1,77 @@
+//! `routing_engine dla` in the distribution's OpenSM on ibsim-simulated
+//! Dragonfly+ fabrics with an Aggregation Node on every switch, intact and
+//! damaged: tables read back from the simulated switches, every route
+//! delivered, the same tables as an offline run, and no credit loop by
+//! `osmroute check`'s analysis or by ibdmchk.
+
+mod harness;
+
+use std::time::Duration;
+
+use harness::readback::{ibdmchk, read_back};
+use harness::Sim;
+use osmroute_core::analysis::report::analyze;
+use osmroute_core::gen::{self, degrade, dragonfly_plus};
+use osmroute_core::io::netfile;
+
+const ROUTED: &str = "dla tables configured on all switches";
+const UP: &str = "SUBNET UP";
+
+/// 7 groups of 3 leaves x 2 hosts and 3 spines (2 global ports each, one
+/// cable per pair of groups): 42 switches, 42 hosts, 42 Aggregation Nodes;
+/// damaged: 10 % of the global and 5 % of the leaf-spine cables gone.
+fn net(damaged: bool, seed: u64) -> String {
+    let params = dragonfly_plus::Params {
+        aggregation_nodes: true,
+        ..dragonfly_plus::Params::new(3, 3, 2, 2, 7)
+    };
+    let mut b = dragonfly_plus::dragonfly_plus(&params).expect("valid parameters");
+    if damaged {
+        for (fraction, global) in [(0.10, true), (0.05, false)] {
+            degrade::drop_links_where(&mut b, fraction, seed, |x, y| {
+                dragonfly_plus::is_global(x, y) == Some(global)
+            })
+            .expect("valid fraction");
+        }
+    }
+    netfile::write(&gen::shuffle_ports(&b, seed))
+}
+
+fn check(name: &str, damaged: bool, seed: u64) {
+    let net = net(damaged, seed);
+    let mut sim = Sim::start(name, &net);
+    let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[]);
+    osm.wait_for(UP, Duration::from_secs(180));
+    assert!(osm.log().contains(ROUTED), "dla did not configure the tables");
+    osm.assert_no_errors();
+
+    let (fabric, live) = read_back(&sim, &net);
+    let offline = osmroute_core::pipeline::route_by_name("dla", &fabric)
+        .expect("offline dla")
+        .routing;
+    for (si, (switch, mine)) in live.lfts.iter().zip(&offline.lfts).enumerate() {
+        for (lid, _) in fabric.lids() {
+            assert_eq!(switch.get(lid), mine.get(lid), "switch index {si}, LID {lid}");
+        }
+    }
+    // The read-back tables with dla's SLs and SL2VL tables.
+    let report = analyze(&fabric, &offline);
+    assert!(report.delivered(), "{:?}", report.failures);
+    assert!(report.routes > 0);
+    assert!(report.credit_loop.is_none());
+    assert!(offline.vls_needed() <= 3, "{} VLs", offline.vls_needed());
+
+    let verdict = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
+    assert!(verdict.contains("no credit loops found"), "ibdmchk: {verdict}");
+    assert!(!verdict.lines().any(|l| l.starts_with("-E-")), "ibdmchk errors: {verdict}");
+}
+
+#[test]
+fn dla_on_an_intact_dragonfly_plus_with_aggregation_nodes() {
+    check("dfp-intact", false, 3);
+}
+
+#[test]
+fn dla_on_a_damaged_dragonfly_plus_with_aggregation_nodes() {
+    check("dfp-damaged", true, 5);
+}
