@@ -17,13 +17,14 @@ use osmroute_core::io::netfile;
 const ROUTED: &str = "dla tables configured on all switches";
 const UP: &str = "SUBNET UP";
 
-/// 7 groups of 3 leaves x 2 hosts and 3 spines (2 global ports each, one
-/// cable per pair of groups): 42 switches, 42 hosts, 42 Aggregation Nodes;
-/// damaged: 10 % of the global and 5 % of the leaf-spine cables gone.
+/// 7 groups of 3 leaves x 2 hosts and 3 spines (4 global ports each, two
+/// cables per pair of groups): 42 switches, 42 hosts, 42 Aggregation
+/// Nodes; damaged: 10 % of the global and 5 % of the leaf-spine cables
+/// gone.
 fn net(damaged: bool, seed: u64) -> String {
     let params = dragonfly_plus::Params {
         aggregation_nodes: true,
-        ..dragonfly_plus::Params::new(3, 3, 2, 2, 7)
+        ..dragonfly_plus::Params::new(3, 3, 2, 4, 7)
     };
     let mut b = dragonfly_plus::dragonfly_plus(&params).expect("valid parameters");
     if damaged {
@@ -42,7 +43,10 @@ fn check(name: &str, damaged: bool, seed: u64) {
     let mut sim = Sim::start(name, &net);
     let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[]);
     osm.wait_for(UP, Duration::from_secs(180));
-    assert!(osm.log().contains(ROUTED), "dla did not configure the tables");
+    assert!(
+        osm.log().contains(ROUTED),
+        "dla did not configure the tables"
+    );
     osm.assert_no_errors();
 
     let (fabric, live) = read_back(&sim, &net);
@@ -51,7 +55,11 @@ fn check(name: &str, damaged: bool, seed: u64) {
         .routing;
     for (si, (switch, mine)) in live.lfts.iter().zip(&offline.lfts).enumerate() {
         for (lid, _) in fabric.lids() {
-            assert_eq!(switch.get(lid), mine.get(lid), "switch index {si}, LID {lid}");
+            assert_eq!(
+                switch.get(lid),
+                mine.get(lid),
+                "switch index {si}, LID {lid}"
+            );
         }
     }
     // The read-back tables with dla's SLs and SL2VL tables.
@@ -59,11 +67,22 @@ fn check(name: &str, damaged: bool, seed: u64) {
     assert!(report.delivered(), "{:?}", report.failures);
     assert!(report.routes > 0);
     assert!(report.credit_loop.is_none());
-    assert!(offline.vls_needed() <= 3, "{} VLs", offline.vls_needed());
+    // Three VLs for the lanes; a reserve layer above them only where a
+    // path would turn back three times.
+    assert!(offline.vls_needed() <= 4, "{} VLs", offline.vls_needed());
 
-    let verdict = ibdmchk(&osm.dir, &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"]);
-    assert!(verdict.contains("no credit loops found"), "ibdmchk: {verdict}");
-    assert!(!verdict.lines().any(|l| l.starts_with("-E-")), "ibdmchk errors: {verdict}");
+    let verdict = ibdmchk(
+        &osm.dir,
+        &["-c", "osmroute-path-sl.txt", "-d", "osmroute-sl2vl.txt"],
+    );
+    assert!(
+        verdict.contains("no credit loops found"),
+        "ibdmchk: {verdict}"
+    );
+    assert!(
+        !verdict.lines().any(|l| l.starts_with("-E-")),
+        "ibdmchk errors: {verdict}"
+    );
 }
 
 #[test]

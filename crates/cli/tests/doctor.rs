@@ -339,15 +339,41 @@ fn an_engine_that_declines_this_fabric_and_one_that_routes_it() {
 fn a_dragonfly_plus_gets_dla() {
     let d = Doctor::new("dfplus");
     let args = [
-        "dragonfly-plus", "--leaves", "4", "--spines", "4", "--hosts", "2", "--global-ports", "2", "--groups", "9",
+        "dragonfly-plus",
+        "--leaves",
+        "4",
+        "--spines",
+        "4",
+        "--hosts",
+        "2",
+        "--global-ports",
+        "2",
+        "--groups",
+        "9",
     ];
     let dfp = d.gen("dfp.net", &args);
-    let r = d.run("event_plugin_name osmroute\nrouting_engine pssp,nue\nqos TRUE\n", &["--fabric", &dfp]);
-    assert!(r.out.contains("is a Dragonfly+ of 9 groups (36 leaves and 36 spines)"), "{}", r.out);
-    assert!(r.out.contains("change to: routing_engine dla,pssp,nue"), "{}", r.out);
+    let r = d.run(
+        "event_plugin_name osmroute\nrouting_engine pssp,nue\nqos TRUE\n",
+        &["--fabric", &dfp],
+    );
+    assert!(
+        r.out
+            .contains("is a Dragonfly+ of 9 groups (36 leaves and 36 spines)"),
+        "{}",
+        r.out
+    );
+    assert!(
+        r.out.contains("change to: routing_engine dla,pssp,nue"),
+        "{}",
+        r.out
+    );
     let r = d.run(GOOD, &["--fabric", &dfp]);
     assert!(r.out.contains("dla routes it"), "{}", r.out);
-    assert!(r.out.contains("ok: dla routes this fabric with"), "{}", r.out);
+    assert!(
+        r.out.contains("ok: dla routes this fabric with"),
+        "{}",
+        r.out
+    );
 }
 
 #[test]

@@ -275,12 +275,23 @@ pub fn forwarding_tables(fabric: &Fabric, roles: &Roles) -> Vec<Lft> {
             }
         }
     });
-    // Demand on each switch per LID: the hosts (and the switch itself) of
-    // every switch whose table sends the LID to it.
-    let lid_list: Vec<(Lid, SwitchId)> = by_group.iter().flatten().copied().collect();
+    // Demand on each switch per CA LID: the hosts of every switch whose
+    // table sends the LID to it. (Switches' own LIDs carry management
+    // traffic only; counting them would let a few LIDs that every leaf
+    // must send through one spine skew the deal.)
+    let lid_list: Vec<(Lid, SwitchId)> = by_group
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|&(lid, _)| {
+            fabric
+                .lid_owner(lid)
+                .is_some_and(|o| fabric.switch_id(o.node).is_none())
+        })
+        .collect();
     let mut demand = vec![vec![0u64; fabric.lft_len()]; graph.switch_count()];
     for u in graph.ids() {
-        let weight = u64::from(graph.hosts(u)) + 1;
+        let weight = u64::from(graph.hosts(u));
         for &(lid, _) in &lid_list {
             if let Some(next) = graph.switch_behind(u, lfts[u.idx()].get(lid)) {
                 demand[next.idx()][lid.idx()] += weight;

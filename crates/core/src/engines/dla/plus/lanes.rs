@@ -175,11 +175,6 @@ pub fn assign(fabric: &Fabric, roles: &Roles, lfts: &[Lft], base: u8) -> Result<
         sls.set(s, lid, first_reserve_sl as u8 + layer);
     }
     let reserve_layers = layers.iter().max().map_or(0, |&l| l + 1);
-    eprintln!(
-        "DEBUG lanes {} lane_vls {lane_vls} reserve {} layers {reserve_layers}",
-        lanes.len(),
-        reserve.len()
-    );
     if lanes.is_empty() && reserve.is_empty() {
         return Ok(Lanes {
             path_sl: PathSl::Uniform(base),
