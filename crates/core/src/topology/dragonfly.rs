@@ -267,6 +267,33 @@ mod tests {
     }
 
     #[test]
+    fn groups_of_two_or_a_single_group_are_no_dragonfly() {
+        let of = |members: Vec<Vec<usize>>| Groups {
+            of_switch: Vec::new(),
+            members: members
+                .into_iter()
+                .map(|m| m.into_iter().map(SwitchId::new).collect())
+                .collect(),
+        };
+        assert!(matches!(
+            check_shape(&of(vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7, 8]])),
+            Err(NotADragonfly::TooSmall {
+                size: 2,
+                groups: 4,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_shape(&of(vec![vec![0, 1, 2, 3]])),
+            Err(NotADragonfly::TooSmall { groups: 1, .. })
+        ));
+        assert_eq!(
+            check_shape(&of(vec![vec![0, 1, 2], vec![3, 4, 5], vec![6, 7]])),
+            Ok(())
+        );
+    }
+
+    #[test]
     fn a_broken_group_is_found_by_link_equivalence() {
         // One local cable inside group 0: it is no longer a clique.
         let f = without(4, 2, |x, y| {

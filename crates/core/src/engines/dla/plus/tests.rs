@@ -269,16 +269,25 @@ fn one_failed_cable_moves_at_most_twice_what_crossed_it() {
     }
 }
 
+/// A 9-switch two-level cluster (6 leaves of 4 hosts, 3 spines): one
+/// group of a Dragonfly+ (a fat tree), and to the Dragonfly recogniser
+/// "groups" of 1-2 switches; dla declines it, saying both.
 #[test]
-fn declines_a_two_level_fat_tree_naming_why() {
-    let mut b =
-        gen::fattree::fattree(6, 2).unwrap_or_else(|_| gen::fattree::fattree(4, 2).unwrap());
+fn declines_a_two_level_cluster_naming_why() {
+    let tree = gen::pgft::Pgft {
+        down: vec![4, 6],
+        up: vec![1, 3],
+        parallel: vec![1, 1],
+    };
+    let mut b = gen::pgft::pgft(&tree).unwrap();
     b.assign_lids_sequential(0).unwrap();
-    let err = route(&b.build().unwrap(), &DlaOptions::default())
-        .unwrap_err()
-        .to_string();
+    let f = b.build().unwrap();
+    assert_eq!(f.switch_count(), 9);
+    let err = route(&f, &DlaOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("not a Dragonfly: "), "{err}");
+    assert!(err.contains("at least two groups of at least 3"), "{err}");
     assert!(
-        err.contains("not a Dragonfly") && err.contains("two-level fat tree"),
+        err.contains("two-level fat tree, not a Dragonfly+"),
         "{err}"
     );
 }
