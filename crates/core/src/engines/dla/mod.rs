@@ -8,6 +8,11 @@
 //! neighbouring group where a cable lands far from its destination or a
 //! switch's own cable is shorter (`entry`); what damage leaves beyond that
 //! on reserve layers checked free of cycles.
+//!
+//! A Dragonfly+ (groups that are two-level leaf/spine fat trees, global
+//! cables between spines) is recognised first and routed by `plus`:
+//! minimal paths on one VL where it is intact, the shortest detours on
+//! lanes of up to three VLs where cables and switches are gone.
 
 mod entry;
 mod lanes;
@@ -95,7 +100,8 @@ impl Default for DlaOptions {
 pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
     summary: "Kim & Dally minimal routing for Dragonflies, intact (1 SL, 2 VLs) or with cables and switches \
-              missing (shortest detours and entries through neighbouring groups, up to 9 SLs and 3 VLs)",
+              missing (shortest detours and entries through neighbouring groups, up to 9 SLs and 3 VLs); \
+              Dragonfly+ (leaf/spine groups) with minimal host paths on 1 VL and detours on up to 3",
     needs_qos: true,
     options: &[&[SL, GROUPS]],
     build: |s| {
