@@ -146,10 +146,33 @@ fn unit(lid: Lid, key: u64) -> f64 {
     ((h >> 11) + 1) as f64 / (1u64 << 53) as f64
 }
 
+/// −log2(u) for u in (0, 1], piecewise linear between powers of two (the
+/// exponent plus the mantissa's fraction): monotone like the logarithm,
+/// within 0.09 of it, and far cheaper, which matters at 25,000 LIDs times
+/// hundreds of switches times their candidates.
+fn neg_log2(u: f64) -> f64 {
+    let bits = u.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as f64 - 1023.0;
+    let fraction = (bits & ((1u64 << 52) - 1)) as f64 / (1u64 << 52) as f64;
+    -(exponent + fraction)
+}
+
 /// The rendezvous score of a candidate for `lid` at a switch with key
-/// `own_key`: −ln(u)/weight, smaller preferred.
+/// `own_key`: −log(u)/weight, smaller preferred.
 fn score(c: &Candidate, lid: Lid, own_key: u64) -> f64 {
-    -unit(lid, c.key ^ own_key).ln() / c.weight.max(1) as f64
+    neg_log2(unit(lid, c.key ^ own_key)) / c.weight.max(1) as f64
+}
+
+/// The best-scored of `ranked` that `open` accepts, else the best-scored.
+fn best_open(ranked: &[(f64, PortNum)], open: impl Fn(PortNum) -> bool) -> Option<PortNum> {
+    let best = |only_open: bool| {
+        ranked
+            .iter()
+            .filter(|(_, p)| !only_open || open(*p))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|&(_, p)| p)
+    };
+    best(true).or_else(|| best(false))
 }
 
 /// One switch's picks for the LIDs of one destination group whose
@@ -178,12 +201,7 @@ fn pick_group(lids: &[(Lid, &[Candidate])], own_key: u64, ports: usize) -> Vec<P
         .map(|&(lid, cands)| {
             ranked.clear();
             ranked.extend(cands.iter().map(|c| (score(c, lid, own_key), c.port)));
-            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let pick = ranked
-                .iter()
-                .find(|(_, p)| load[p.idx()] < cap[p.idx()])
-                .or(ranked.first());
-            pick.map_or(NO_PATH, |&(_, port)| {
+            best_open(&ranked, |p| load[p.idx()] < cap[p.idx()]).map_or(NO_PATH, |port| {
                 load[port.idx()] += 1;
                 port
             })
@@ -218,10 +236,10 @@ fn deal(lids: &[(Lid, &[Candidate], u64)], own_key: u64, ports: usize) -> Vec<(L
         .filter_map(|&(lid, cands, demand)| {
             ranked.clear();
             ranked.extend(cands.iter().map(|c| (score(c, lid, own_key), c.port)));
-            ranked.sort_by(|a, b| a.0.total_cmp(&b.0));
             let within = ranked
                 .iter()
-                .find(|(_, p)| carried[p.idx()] + demand <= cap[p.idx()]);
+                .filter(|(_, p)| carried[p.idx()] + demand <= cap[p.idx()])
+                .min_by(|a, b| a.0.total_cmp(&b.0));
             let port = within
                 .or_else(|| ranked.iter().min_by_key(|(_, p)| carried[p.idx()]))?
                 .1;
