@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use clap::{Subcommand, ValueEnum};
 use osmroute_core::fabric::FabricBuilder;
 use osmroute_core::gen::{
-    self, degrade, dragonfly, fattree, field, hyperx, pgft, random_regular, slimfly, torus,
+    self, degrade, dragonfly, dragonfly_plus, fattree, field, hyperx, pgft, random_regular,
+    slimfly, torus,
 };
 use osmroute_core::io::netfile;
 
@@ -72,6 +73,43 @@ enum Family {
         drop_global: f64,
         /// Remove this fraction of the local cables (inside groups) at
         /// random (seeded), after --drop-switches.
+        #[arg(long, default_value_t = 0.0)]
+        drop_local: f64,
+    },
+    /// Dragonfly+ (Shpiner et al.): groups that are two-level fat trees
+    /// (every leaf cabled to every spine of its group), global cables
+    /// between spines of different groups.
+    DragonflyPlus {
+        /// Leaf switches per group.
+        #[arg(long)]
+        leaves: usize,
+        /// Spine switches per group.
+        #[arg(long)]
+        spines: usize,
+        /// Hosts per leaf.
+        #[arg(long)]
+        hosts: usize,
+        /// Global ports per spine.
+        #[arg(long)]
+        global_ports: usize,
+        #[arg(long)]
+        groups: usize,
+        /// Global cables between each pair of groups (default: as many as
+        /// the global ports allow).
+        #[arg(long)]
+        cables_per_pair: Option<usize>,
+        /// The first N groups get one spine more.
+        #[arg(long, default_value_t = 0)]
+        extra_spine_groups: usize,
+        /// One Aggregation Node CA (as NVIDIA SHARP's) on every switch.
+        #[arg(long)]
+        aggregation_nodes: bool,
+        /// Remove this fraction of the global cables at random (seeded),
+        /// after --drop-switches.
+        #[arg(long, default_value_t = 0.0)]
+        drop_global: f64,
+        /// Remove this fraction of the leaf-spine cables at random
+        /// (seeded), after --drop-switches.
         #[arg(long, default_value_t = 0.0)]
         drop_local: f64,
     },
@@ -208,6 +246,22 @@ fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
             };
             dragonfly::dragonfly(&params)
         }
+        Family::DragonflyPlus {
+            leaves,
+            spines,
+            hosts,
+            global_ports,
+            groups,
+            cables_per_pair,
+            extra_spine_groups,
+            aggregation_nodes,
+            ..
+        } => dragonfly_plus::dragonfly_plus(&dragonfly_plus::Params {
+            cables_per_pair,
+            extra_spine_groups,
+            aggregation_nodes,
+            ..dragonfly_plus::Params::new(leaves, spines, hosts, global_ports, groups)
+        }),
         Family::Slimfly { q, p } => {
             slimfly::slimfly(q, p.unwrap_or_else(|| slimfly::recommended_hosts(q)))
         }
@@ -257,9 +311,15 @@ pub fn run(args: Args) -> crate::CmdResult {
             drop_global,
             drop_local,
             ..
+        }
+        | Family::DragonflyPlus {
+            drop_global,
+            drop_local,
+            ..
         } => (*drop_global, *drop_local),
         _ => (0.0, 0.0),
     };
+    let plus = matches!(args.family, Family::DragonflyPlus { .. });
     let mut builder = generate(args.family, args.seed)?;
     if args.parallel_cables != 1 {
         builder = gen::parallel_cables(&builder, args.parallel_cables, |_, _| true)?;
@@ -277,7 +337,12 @@ pub fn run(args: Args) -> crate::CmdResult {
     for (fraction, global, kind) in [(drop_global, true, "global"), (drop_local, false, "local")] {
         if fraction > 0.0 {
             let n = degrade::drop_links_where(&mut builder, fraction, args.seed, |x, y| {
-                dragonfly::is_global(x, y) == Some(global)
+                let is_global = if plus {
+                    dragonfly_plus::is_global(x, y)
+                } else {
+                    dragonfly::is_global(x, y)
+                };
+                is_global == Some(global)
             })?;
             eprintln!("dropped {n} {kind} cables");
         }

@@ -95,6 +95,7 @@ pub fn run(args: Args) -> crate::CmdResult {
         }),
     };
     if let Some(f) = &fabric {
+        recommend_for_dragonfly_plus(f, &conf, &chain, &mut found);
         try_our_engines(f, &conf, &chain, &settings, &mut found);
     }
     if let Some((f, Ok(t))) = &tree {
@@ -278,6 +279,46 @@ fn load_fabric(net: &Path, lmc: u8, conf: &OpensmConf) -> Result<Fabric, String>
         ),
     };
     crate::load::fabric(net, lmc, None, budget)
+}
+
+/// A Dragonfly+ (the Dragonfly InfiniBand machines are built as) is dla's:
+/// minimal paths on one VL where it is intact, where the general engines
+/// need several. Says so, and recommends dla where the chain does not
+/// start with it.
+fn recommend_for_dragonfly_plus(
+    fabric: &Fabric,
+    conf: &OpensmConf,
+    chain: &[String],
+    found: &mut Findings,
+) {
+    let Ok(plus) = osmroute_core::topology::dragonfly_plus::recognise(fabric.graph()) else {
+        return;
+    };
+    let shape = format!(
+        "this fabric is a Dragonfly+ of {} groups ({} leaves and {} spines)",
+        plus.groups(),
+        plus.is_leaf.iter().filter(|&&l| l).count(),
+        plus.is_leaf.iter().filter(|&&l| !l).count()
+    );
+    if chain.first().map(String::as_str) == Some(engines::dla::NAME) {
+        found.note(format!("{shape}: dla routes it"));
+        return;
+    }
+    let rest: Vec<&str> = chain
+        .iter()
+        .map(String::as_str)
+        .filter(|&n| n != engines::dla::NAME)
+        .collect();
+    found.add(
+        Warning,
+        format!(
+            "{}: {shape}, which dla routes with minimal paths on one VL where it is intact (the shortest detours \
+             on two or three where cables are gone); {} routes it first",
+            conf.at("routing_engine"),
+            chain.first().map_or("minhop", String::as_str)
+        ),
+        &format!("routing_engine dla,{}", rest.join(",")),
+    );
 }
 
 /// Routes the fabric offline with the chain's osmroute engines, in order,

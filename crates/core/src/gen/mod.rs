@@ -5,6 +5,7 @@
 pub mod degrade;
 pub mod direct;
 pub mod dragonfly;
+pub mod dragonfly_plus;
 pub mod fattree;
 pub mod field;
 pub mod galois;

@@ -34,6 +34,14 @@ pub enum NotADragonfly {
         member: SwitchId,
         member_group: Vec<SwitchId>,
     },
+    /// The groups are too small or too few for a Dragonfly: most have
+    /// fewer than 3 switches (e.g. the edges of a fat tree's leaf–spine
+    /// cabling), or there is only one.
+    TooSmall {
+        switch: SwitchId,
+        size: usize,
+        groups: usize,
+    },
     /// A group's size differs from the most common size.
     GroupSize {
         switch: SwitchId,
@@ -147,6 +155,31 @@ pub fn find_groups(graph: &SwitchGraph) -> Result<Groups, NotADragonfly> {
     Ok(discover_groups(graph).unwrap_or_else(|_| groups_by_mapping(graph)))
 }
 
+/// Whether groups have the size of a Dragonfly's: at least two groups,
+/// most of them of at least 3 switches (a clique of 2 is just a cable, and
+/// every fabric is full of those).
+pub fn check_shape(groups: &Groups) -> Result<(), NotADragonfly> {
+    let mut sizes: Vec<usize> = groups.members.iter().map(Vec::len).collect();
+    sizes.sort_unstable();
+    if sizes.is_empty() {
+        return Err(NotADragonfly::Empty);
+    }
+    let typical = mode(&sizes);
+    if typical < 3 || sizes.len() < 2 {
+        let example = groups
+            .members
+            .iter()
+            .find(|m| m.len() == typical)
+            .map_or(SwitchId::new(0), |m| m[0]);
+        return Err(NotADragonfly::TooSmall {
+            switch: example,
+            size: typical,
+            groups: sizes.len(),
+        });
+    }
+    Ok(())
+}
+
 fn mode(sorted: &[usize]) -> usize {
     let (mut best, mut best_run, mut run) = (sorted[0], 0, 0);
     for (i, &v) in sorted.iter().enumerate() {
@@ -231,6 +264,33 @@ mod tests {
         let groups = discover_groups(f.graph()).unwrap();
         assert_eq!(groups.members.len(), 9);
         assert_eq!(find_groups(f.graph()).unwrap(), groups);
+    }
+
+    #[test]
+    fn groups_of_two_or_a_single_group_are_no_dragonfly() {
+        let of = |members: Vec<Vec<usize>>| Groups {
+            of_switch: Vec::new(),
+            members: members
+                .into_iter()
+                .map(|m| m.into_iter().map(SwitchId::new).collect())
+                .collect(),
+        };
+        assert!(matches!(
+            check_shape(&of(vec![vec![0, 1], vec![2, 3], vec![4, 5], vec![6, 7, 8]])),
+            Err(NotADragonfly::TooSmall {
+                size: 2,
+                groups: 4,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_shape(&of(vec![vec![0, 1, 2, 3]])),
+            Err(NotADragonfly::TooSmall { groups: 1, .. })
+        ));
+        assert_eq!(
+            check_shape(&of(vec![vec![0, 1, 2], vec![3, 4, 5], vec![6, 7]])),
+            Ok(())
+        );
     }
 
     #[test]

@@ -8,11 +8,17 @@
 //! neighbouring group where a cable lands far from its destination or a
 //! switch's own cable is shorter (`entry`); what damage leaves beyond that
 //! on reserve layers checked free of cycles.
+//!
+//! A Dragonfly+ (groups that are two-level leaf/spine fat trees, global
+//! cables between spines) is recognised first and routed by `plus`:
+//! minimal paths on one VL where it is intact, the shortest detours on
+//! lanes of up to three VLs where cables and switches are gone.
 
 mod entry;
 mod lanes;
 mod local;
 mod plan;
+mod plus;
 mod tables;
 
 use crate::config::{ConfigError, OptionSpec, Section};
@@ -21,7 +27,10 @@ use crate::engines::{EngineInfo, Outcome};
 use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, SwitchId};
 use crate::routing::{PathSl, Routing, NUM_SLS};
-use crate::topology::dragonfly::{discover_groups, find_groups, groups_by_mapping, NotADragonfly};
+use crate::topology::dragonfly::{
+    check_shape, discover_groups, find_groups, groups_by_mapping, NotADragonfly,
+};
+use crate::topology::dragonfly_plus::{self, NotAPlus};
 
 use plan::{Plan, Unroutable, COLOURS, LAST_ENTRY_OFFSET};
 
@@ -91,7 +100,8 @@ impl Default for DlaOptions {
 pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
     summary: "Kim & Dally minimal routing for Dragonflies, intact (1 SL, 2 VLs) or with cables and switches \
-              missing (shortest detours and entries through neighbouring groups, up to 9 SLs and 3 VLs)",
+              missing (shortest detours and entries through neighbouring groups, up to 9 SLs and 3 VLs); \
+              Dragonfly+ (leaf/spine groups) with minimal host paths on 1 VL and detours on up to 3",
     needs_qos: true,
     options: &[&[SL, GROUPS]],
     build: |s| {
@@ -120,20 +130,32 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
             ),
         ));
     }
+    // A Dragonfly+ first: its cabling (leaves only to spines) is never a
+    // Dragonfly's (cliques), so at most one of the two recognisers accepts.
+    let not_plus = match dragonfly_plus::recognise(graph) {
+        Ok(plus) => return plus::route(fabric, &plus, options.sl),
+        Err(e) => explain_plus(fabric, &e),
+    };
+    let not_a_dragonfly = |why: String| {
+        Error::declined(
+            NAME,
+            Decline::NotItsTopology,
+            format!("{why}; not a Dragonfly+ either: {not_plus}"),
+        )
+    };
     let started = std::time::Instant::now();
     let groups = match options.groups {
         GroupDiscovery::Auto => find_groups(graph),
         GroupDiscovery::Neighbourhood => discover_groups(graph),
         GroupDiscovery::Mapping => Ok(groups_by_mapping(graph)),
     }
-    .map_err(|e| decline(Decline::NotItsTopology, explain_groups(fabric, &e)))?;
+    .and_then(|groups| check_shape(&groups).map(|()| groups))
+    .map_err(|e| not_a_dragonfly(explain_groups(fabric, &e)))?;
     let t1 = started.elapsed();
-    let plan = Plan::new(graph, groups).map_err(|e| {
-        let code = match e {
-            Unroutable::LocalPair { .. } => Decline::TooDamaged,
-            _ => Decline::NotItsTopology,
-        };
-        decline(code, explain_plan(fabric, &e))
+    let plan = Plan::new(graph, groups).map_err(|e| match e {
+        // A Dragonfly, but one whose group lost too many local cables.
+        Unroutable::LocalPair { .. } => decline(Decline::TooDamaged, explain_plan(fabric, &e)),
+        _ => not_a_dragonfly(explain_plan(fabric, &e)),
     })?;
     let t2 = started.elapsed();
     let destinations = tables::destinations(fabric, &plan);
@@ -269,10 +291,54 @@ fn explain_groups(fabric: &Fabric, e: &NotADragonfly) -> String {
             name(*member),
             names(member_group)
         ),
+        NotADragonfly::TooSmall { switch, size, groups } => format!(
+            "not a Dragonfly: its cliques of local cables (groups) are {groups} of mostly {size} switches (e.g. the \
+             group of {}), where a Dragonfly has at least two groups of at least 3; use an engine for any topology \
+             (`routing_engine dla,pssp`)",
+            name(*switch)
+        ),
         NotADragonfly::GroupSize { switch, size, expected } => format!(
             "closed neighbourhoods give groups of different sizes: the group of {} has {size} switches, expected \
              {expected}; `dla.groups auto` (the default) finds the groups of a damaged Dragonfly by link equivalence",
             name(*switch)
+        ),
+    }
+}
+
+fn explain_plus(fabric: &Fabric, e: &NotAPlus) -> String {
+    let name = |s: SwitchId| fabric.describe_switch(s);
+    match e {
+        NotAPlus::NoLeaves => "no switch carries hosts apart from at most one CA (an Aggregation Node)".to_string(),
+        NotAPlus::LeafToLeaf { a, b } => format!(
+            "{} and {} both carry hosts and are cabled to each other, where a Dragonfly+ cables leaves only to spines",
+            name(*a),
+            name(*b)
+        ),
+        NotAPlus::Unclassified { switch, neighbour } => format!(
+            "{} carries no hosts and is not cabled to a leaf, but its neighbour {} is no spine",
+            name(*switch),
+            name(*neighbour)
+        ),
+        NotAPlus::ThirdTier { hostless, leaves, example } => format!(
+            "{hostless} switches without hosts (e.g. {}) are cabled only to spines, too many beside {leaves} leaves \
+             with hosts: a third tier, as in a fat tree",
+            name(*example)
+        ),
+        NotAPlus::SpineToSpineInGroup { a, b } => format!(
+            "spines {} and {} of one group are cabled to each other",
+            name(*a),
+            name(*b)
+        ),
+        NotAPlus::SpineWithoutLeaves { spine } => format!(
+            "spine {} has no leaf cable left, so it belongs to no group; re-cable it",
+            name(*spine)
+        ),
+        NotAPlus::OneGroup { switches } => format!(
+            "its {switches} switches form a single group of leaves and spines: a two-level fat tree, not a Dragonfly+"
+        ),
+        NotAPlus::SparseGroup { leaf, cables, full } => format!(
+            "the group of {} has {cables} of a full group's {full} leaf-spine cables, not more than half",
+            name(*leaf)
         ),
     }
 }

@@ -1,0 +1,293 @@
+use super::super::{route, DlaOptions};
+use crate::analysis::report::analyze;
+use crate::fabric::{Fabric, SwitchId};
+use crate::gen::{self, degrade, dragonfly_plus::Params};
+use crate::routing::walk::trace;
+use crate::routing::{PathSl, Routing};
+
+fn build(b: crate::FabricBuilder, seed: u64) -> Fabric {
+    let mut b = gen::shuffle_ports(&b, seed);
+    b.assign_lids_sequential(0).unwrap();
+    b.build().unwrap()
+}
+
+/// A Dragonfly+ from the generator, ports shuffled.
+pub fn intact(params: &Params, seed: u64) -> Fabric {
+    build(gen::dragonfly_plus::dragonfly_plus(params).unwrap(), seed)
+}
+
+/// With fractions of switches, global and leaf–spine cables gone.
+pub fn damaged(params: &Params, (switches, global, local): (f64, f64, f64), seed: u64) -> Fabric {
+    let b = gen::dragonfly_plus::dragonfly_plus(params).unwrap();
+    let (mut b, _) = degrade::drop_switches(&b, switches, seed).unwrap();
+    for (fraction, want) in [(global, true), (local, false)] {
+        degrade::drop_links_where(&mut b, fraction, seed, |x, y| {
+            gen::dragonfly_plus::is_global(x, y) == Some(want)
+        })
+        .unwrap();
+    }
+    build(b, seed)
+}
+
+/// The same fabric (same LIDs) without the cable on port `port` of `s`.
+fn without_cable(f: &Fabric, s: SwitchId, port: crate::fabric::PortNum) -> Fabric {
+    let mut b = crate::FabricBuilder::new();
+    for n in f.nodes() {
+        b.add_node(n.kind, n.guid, n.desc.clone(), n.port_slots() as u8 - 1);
+    }
+    for id in f.node_ids() {
+        for (p, peer) in f.node(id).links() {
+            let here = crate::fabric::PortRef::new(id, p);
+            if here < peer {
+                b.connect(here, peer).unwrap();
+            }
+        }
+    }
+    for (at, p) in f.end_ports() {
+        b.set_lid(at, p.lid, p.lmc).unwrap();
+    }
+    b.disconnect(crate::fabric::PortRef::new(f.switches()[s], port));
+    b.build().unwrap()
+}
+
+/// Every CA-to-CA route, as the switches it crosses.
+fn each_path(f: &Fabric, r: &Routing, mut visit: impl FnMut(&[SwitchId])) {
+    for src in f.cas() {
+        let at = crate::fabric::PortRef::new(src, 1);
+        if f.port(at).and_then(|p| p.remote).is_none() {
+            continue;
+        }
+        for (dlid, owner) in f.ca_lids().filter(|(_, o)| o.node != src) {
+            let hops =
+                trace(f, &r.lfts, at, dlid).unwrap_or_else(|e| panic!("{src} -> {owner:?}: {e}"));
+            let switches: Vec<SwitchId> = hops.iter().map(|h| h.switch).collect();
+            visit(&switches);
+        }
+    }
+}
+
+#[test]
+fn intact_paths_are_minimal_on_one_sl_and_one_vl() {
+    for (params, an) in [
+        (Params::new(4, 4, 4, 2, 9), false),
+        (Params::new(5, 3, 3, 4, 4), true),
+    ] {
+        let params = Params {
+            aggregation_nodes: an,
+            ..params
+        };
+        let f = intact(&params, 7);
+        let r = route(&f, &DlaOptions::default()).unwrap();
+        let report = analyze(&f, &r);
+        assert!(report.delivered(), "{:?}", report.failures);
+        assert!(report.credit_loop.is_none());
+        let g = f.graph();
+        let plus = crate::topology::dragonfly_plus::recognise(g).unwrap();
+        let mut longest = 0;
+        each_path(&f, &r, |path| {
+            let (a, z) = (path[0], *path.last().unwrap());
+            // Minimal: as short as the switch graph allows; between
+            // leaves at most one global cable (an Aggregation Node on a
+            // spine may need two).
+            assert_eq!(path.len() - 1, g.dist(a, z) as usize, "{path:?}");
+            if plus.is_leaf[a.idx()] && plus.is_leaf[z.idx()] {
+                let globals = path
+                    .windows(2)
+                    .filter(|w| plus.is_global(w[0], w[1]))
+                    .count();
+                assert!(globals <= 1);
+                longest = longest.max(path.len() - 1);
+            }
+        });
+        assert_eq!(longest, 3, "leaf, spine, spine, leaf");
+        if !an {
+            // Host-to-host paths start and end at leaves: up, across,
+            // down, all on SL 0 and VL 0.
+            assert_eq!(
+                (report.sls_used.as_slice(), report.vls_used.as_slice()),
+                (&[0u8][..], &[0u8][..])
+            );
+        } else {
+            // Aggregation Nodes on spines send to groups their spine has no
+            // cable to through a middle group or a leaf: VL 1 for those.
+            assert!(report.vls_used.len() <= 2);
+        }
+        // Paths between spines' own LIDs (management) may turn backwards
+        // twice (global, global, global): the tables use VLs 1 and 2 for
+        // those, never more.
+        assert!(
+            r.vls_needed() <= 3,
+            "aggregation nodes {an}: {} VLs",
+            r.vls_needed()
+        );
+    }
+}
+
+#[test]
+fn intact_spreads_over_spines_and_cables_of_a_group_pair() {
+    // 4 groups, 6 spines x 4 global ports: 8 cables per pair.
+    let f = intact(&Params::new(6, 6, 4, 4, 4), 3);
+    let r = route(&f, &DlaOptions::default()).unwrap();
+    let report = analyze(&f, &r);
+    let plus = crate::topology::dragonfly_plus::recognise(f.graph()).unwrap();
+    let g = f.graph();
+    let (mut global, mut up) = (Vec::new(), Vec::new());
+    for s in g.ids() {
+        for c in g.cables(s) {
+            let load = report.channel_load.get(&(s, c.port)).copied().unwrap_or(0);
+            if plus.is_global(s, c.to) {
+                global.push(load);
+            } else if plus.is_leaf[s.idx()] {
+                up.push(load);
+            }
+        }
+    }
+    let spread = |v: &[u64]| {
+        let mean = v.iter().sum::<u64>() as f64 / v.len() as f64;
+        (
+            *v.iter().max().unwrap() as f64 / mean,
+            *v.iter().min().unwrap() as f64 / mean,
+        )
+    };
+    let (hi, lo) = spread(&global);
+    assert!(
+        hi < 1.35 && lo > 0.65,
+        "global cables {hi:.2} / {lo:.2} of the mean"
+    );
+    let (hi, lo) = spread(&up);
+    assert!(
+        hi < 1.35 && lo > 0.65,
+        "leaf-to-spine cables {hi:.2} / {lo:.2} of the mean"
+    );
+}
+
+/// Routes `params` with damage on `seeds`: every route delivered (at most
+/// `slack` hops beyond the shortest, to stay within the lanes VLs),
+/// shortest and free of credit loops; the most VLs any seed needed.
+fn damaged_worst_vls(
+    params: &Params,
+    damage: (f64, f64, f64),
+    seeds: std::ops::RangeInclusive<u64>,
+    slack: usize,
+) -> u8 {
+    let mut worst = 0;
+    for seed in seeds {
+        let params = Params {
+            aggregation_nodes: seed % 3 == 0,
+            ..*params
+        };
+        let f = damaged(&params, damage, seed);
+        if !f.graph().is_connected() {
+            continue;
+        }
+        let r = route(&f, &DlaOptions::default()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let report = analyze(&f, &r);
+        assert!(report.delivered(), "seed {seed}: {:?}", report.failures);
+        assert!(report.credit_loop.is_none(), "seed {seed}");
+        let g = f.graph();
+        each_path(&f, &r, |path| {
+            let (a, z) = (path[0], *path.last().unwrap());
+            assert!(
+                path.len() - 1 <= g.dist(a, z) as usize + slack,
+                "seed {seed}: {path:?}"
+            );
+        });
+        worst = worst.max(r.vls_needed());
+    }
+    worst
+}
+
+#[test]
+fn damaged_niagara_shapes_take_shortest_detours_on_two_vls() {
+    // Many cables per pair of groups (4 groups, 18 per pair): 10 % of the
+    // global cables, 5 % of the leaf-spine ones and 5 % of the switches
+    // gone leave every pair joined, so detours are bounces through a
+    // leaf, one backward turn.
+    let worst = damaged_worst_vls(&Params::new(6, 6, 3, 6, 4), (0.05, 0.10, 0.05), 1..=8, 0);
+    assert_eq!(worst, 2);
+}
+
+#[test]
+fn damaged_canonical_shapes_are_loop_free_and_shortest() {
+    // One or two cables per pair of groups: 10 % of the global cables gone
+    // leaves pairs without a cable, whose traffic crosses a middle group;
+    // with bounces on top a shortest path may turn back three times, and
+    // a path up to two hops longer within three VLs is taken instead
+    // where one exists, a reserve layer where none does (module `lanes`).
+    let two = damaged_worst_vls(&Params::new(4, 4, 2, 4, 9), (0.05, 0.10, 0.05), 1..=6, 2);
+    assert!((3..=4).contains(&two), "{two}");
+    let one = damaged_worst_vls(&Params::new(4, 4, 4, 2, 9), (0.05, 0.10, 0.05), 1..=6, 2);
+    assert!((3..=5).contains(&one), "{one}");
+    // Lighter damage: within three VLs.
+    let light = damaged_worst_vls(&Params::new(4, 4, 2, 4, 9), (0.0, 0.05, 0.02), 1..=6, 2);
+    assert!(light <= 3, "{light}");
+}
+
+#[test]
+fn the_lanes_are_what_keeps_detours_loop_free() {
+    // Without the SL2VL tables (every hop on VL 0) damaged fabrics have
+    // credit loops: the lanes are doing the work.
+    let mut loops = 0;
+    for seed in 1..=12 {
+        let f = damaged(&Params::new(4, 4, 4, 2, 9), (0.0, 0.10, 0.05), seed);
+        let mut r = route(&f, &DlaOptions::default()).unwrap();
+        assert!(analyze(&f, &r).credit_loop.is_none());
+        r.sl2vl = None;
+        r.path_sl = PathSl::Uniform(0);
+        loops += usize::from(analyze(&f, &r).credit_loop.is_some());
+    }
+    assert!(loops > 0);
+}
+
+#[test]
+fn one_failed_cable_moves_at_most_twice_what_crossed_it() {
+    let params = Params::new(6, 6, 4, 4, 4);
+    let f = intact(&params, 5);
+    let before = route(&f, &DlaOptions::default()).unwrap();
+    let plus = crate::topology::dragonfly_plus::recognise(f.graph()).unwrap();
+    let g = f.graph();
+    for want_global in [true, false] {
+        for nth in [0, 5, 11] {
+            let (s, cable) = g
+                .ids()
+                .flat_map(|s| g.cables(s).iter().map(move |c| (s, *c)))
+                .filter(|&(s, c)| plus.is_global(s, c.to) == want_global)
+                .nth(nth)
+                .unwrap();
+            let broken = without_cable(&f, s, cable.port);
+            let after = route(&broken, &DlaOptions::default()).unwrap();
+            let churn = crate::analysis::churn::churn((&f, &before.lfts), (&broken, &after.lfts));
+            assert_eq!(churn.cables_lost, 1);
+            assert!(churn.crossed > 0);
+            assert!(
+                churn.changed <= 2 * churn.crossed,
+                "global {want_global}: {churn:?}"
+            );
+            let report = analyze(&broken, &after);
+            assert!(report.delivered() && report.credit_loop.is_none());
+        }
+    }
+}
+
+/// A 9-switch two-level cluster (6 leaves of 4 hosts, 3 spines): one
+/// group of a Dragonfly+ (a fat tree), and to the Dragonfly recogniser
+/// "groups" of 1-2 switches; dla declines it, saying both.
+#[test]
+fn declines_a_two_level_cluster_naming_why() {
+    let tree = gen::pgft::Pgft {
+        down: vec![4, 6],
+        up: vec![1, 3],
+        parallel: vec![1, 1],
+    };
+    let mut b = gen::pgft::pgft(&tree).unwrap();
+    b.assign_lids_sequential(0).unwrap();
+    let f = b.build().unwrap();
+    assert_eq!(f.switch_count(), 9);
+    let err = route(&f, &DlaOptions::default()).unwrap_err().to_string();
+    assert!(err.contains("not a Dragonfly: "), "{err}");
+    assert!(err.contains("at least two groups of at least 3"), "{err}");
+    assert!(
+        err.contains("two-level fat tree, not a Dragonfly+"),
+        "{err}"
+    );
+}
