@@ -11,8 +11,10 @@
 
 pub mod check;
 pub mod flood;
+pub mod rules;
+pub mod tree;
 
-use crate::fabric::{Fabric, PortNum, SwitchId};
+use crate::fabric::{Fabric, PortNum, PortRef, SwitchId};
 
 /// First multicast LID (0xC000, also the IPoIB broadcast group's MLID in
 /// OpenSM's default partition).
@@ -60,5 +62,30 @@ impl GroupMft {
     }
 }
 
+/// The MFTs of group `mlid` on `sl` for `members` (end ports: CA ports, or
+/// a switch's port 0) under `rule`: the tree the rule gives cut to the
+/// members. Fewer than two members need no forwarding: empty MFTs.
+pub fn build_group(
+    fabric: &Fabric,
+    rule: &rules::TreeRule,
+    mlid: u16,
+    sl: u8,
+    members: &[PortRef],
+) -> Result<GroupMft, String> {
+    let mut switches: Vec<SwitchId> = members
+        .iter()
+        .filter_map(|&m| tree::attachment(fabric, m).map(|(s, _)| s))
+        .collect();
+    if members.len() < 2 {
+        return Ok(GroupMft::new(fabric, mlid, sl));
+    }
+    switches.sort_unstable();
+    switches.dedup();
+    let t = rule.tree_for(fabric, mlid, &switches)?;
+    tree::cut(fabric, &t, mlid, sl, members)
+}
+
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tree_tests;

@@ -1,0 +1,194 @@
+//! Trees of our engines, checked: with the broadcast group and 100 random
+//! groups, unicast plus multicast has no credit loop, and every member of
+//! every group gets exactly one copy. The same check on OpenSM's way of
+//! building trees (root with the least maximum hops, unicast next hops
+//! from it) finds the cycle pssp's unicast closes with the broadcast tree.
+
+use super::check::check;
+use super::rules::{rule_for, TreeRule};
+use super::{build_group, GroupMft};
+use crate::analysis::report::analyze_with_dependencies;
+use crate::fabric::{Fabric, PortRef, SwitchId};
+use crate::pipeline::route_by_name;
+use crate::rng::Rng;
+use crate::routing::Routing;
+
+fn built(mut b: crate::FabricBuilder) -> Fabric {
+    b.assign_lids_sequential(0).unwrap();
+    b.build().unwrap()
+}
+
+fn dragonfly(a: usize, h: usize, p: usize) -> Fabric {
+    built(crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(a, h, p)).unwrap())
+}
+
+fn ca_ports(f: &Fabric) -> Vec<PortRef> {
+    f.cas().map(|n| PortRef::new(n, 1)).collect()
+}
+
+/// The broadcast group (every host) and `n` groups of 2-24 random hosts.
+fn memberships(f: &Fabric, n: usize, seed: u64) -> Vec<(u16, Vec<PortRef>)> {
+    let hosts = ca_ports(f);
+    let mut rng = Rng::new(seed);
+    let mut out = vec![(0xC000, hosts.clone())];
+    for i in 0..n {
+        let mut pick = hosts.clone();
+        rng.shuffle(&mut pick);
+        pick.truncate(2 + rng.below(23).min(hosts.len() - 2));
+        out.push((0xC001 + i as u16, pick));
+    }
+    out
+}
+
+fn groups_of(f: &Fabric, rule: &TreeRule, members: &[(u16, Vec<PortRef>)]) -> Vec<GroupMft> {
+    members
+        .iter()
+        .map(|(mlid, m)| build_group(f, rule, *mlid, 0, m).unwrap())
+        .collect()
+}
+
+/// Unicast plus `groups` have no credit loop and every group is sound.
+fn assert_loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) {
+    let (report, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
+    assert!(report.credit_loop.is_none(), "unicast alone");
+    let m = check(f, r, groups, &unicast);
+    assert!(m.credit_loop.is_none(), "{:?}", m.credit_loop);
+    for g in &m.groups {
+        assert!(g.sound(), "group {:#x}: {:?}", g.mlid, g.delivery);
+    }
+    assert!(m.added_dependencies > 0);
+}
+
+#[test]
+fn dla_trees_add_no_credit_loop_on_dragonflies() {
+    for (a, h, p) in [(4, 2, 2), (3, 1, 2), (4, 1, 1)] {
+        let f = dragonfly(a, h, p);
+        let r = route_by_name("dla", &f).unwrap().routing;
+        let rule = rule_for("dla", &f).unwrap();
+        let members = memberships(&f, 106, 7);
+        let groups = groups_of(&f, &rule, &members);
+        assert_eq!(
+            groups[0].switches().count(),
+            f.switch_count(),
+            "broadcast spans all"
+        );
+        assert_loop_free(&f, &r, &groups);
+    }
+}
+
+#[test]
+fn mlid_trees_add_no_credit_loop_on_fat_trees_and_spread_over_the_tops() {
+    let fabrics = [
+        built(crate::gen::fattree::fattree(4, 3).unwrap()),
+        built(crate::gen::pgft::pgft(&crate::gen::pgft::Pgft::leaf_spine(6, 4, 4, 2)).unwrap()),
+    ];
+    for f in &fabrics {
+        let r = route_by_name("mlid", f).unwrap().routing;
+        let rule = rule_for("mlid", f).unwrap();
+        let members = memberships(f, 106, 3);
+        let groups = groups_of(f, &rule, &members);
+        assert_loop_free(f, &r, &groups);
+        let TreeRule::FatTree(levels) = &rule else {
+            panic!("mlid's rule is per group")
+        };
+        // Roots: the top switches the groups' trees hang from.
+        let mut roots: Vec<SwitchId> = members
+            .iter()
+            .map(|(mlid, m)| {
+                let mut s: Vec<SwitchId> = m
+                    .iter()
+                    .filter_map(|&p| super::tree::attachment(f, p).map(|a| a.0))
+                    .collect();
+                s.sort_unstable();
+                s.dedup();
+                rule.tree_for(f, *mlid, &s).unwrap().root
+            })
+            .collect();
+        roots.sort_unstable();
+        roots.dedup();
+        assert_eq!(
+            roots.len(),
+            levels.tops.len(),
+            "every top switch roots some group"
+        );
+    }
+}
+
+#[test]
+fn damaged_dragonflies_and_other_engines_get_no_rule() {
+    let mut b =
+        crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(4, 2, 2)).unwrap();
+    crate::gen::degrade::drop_links(&mut b, 0.05, 1).unwrap();
+    let damaged = built(b);
+    let e = rule_for("dla", &damaged).unwrap_err();
+    assert!(e.contains("damaged") || e.contains("not an intact"), "{e}");
+    assert!(rule_for("pssp", &dragonfly(4, 2, 2))
+        .unwrap_err()
+        .contains("OpenSM builds its default"));
+}
+
+/// OpenSM 3.3.23's default tree as `osm_mcast_mgr.c` builds it, with the
+/// unicast tables standing in for its hop tables: the root is the switch
+/// with the least maximum hops to the members' switches (lowest GUID on
+/// ties); every switch forwards towards each member on the first port with
+/// the least hops to the member's switch, which is the port our tables
+/// give for that switch's LID (the plugin fills OpenSM's hop tables along
+/// the routing).
+fn opensm_default(f: &Fabric, r: &Routing, mlid: u16, members: &[PortRef]) -> GroupMft {
+    let graph = f.graph();
+    let at: Vec<(SwitchId, crate::fabric::PortNum, crate::fabric::Lid)> = members
+        .iter()
+        .map(|&m| {
+            let (s, p) = super::tree::attachment(f, m).unwrap();
+            let switch_lid = f.switch_node(s).port(0).unwrap().lid;
+            (s, p, switch_lid)
+        })
+        .collect();
+    let root = graph
+        .ids()
+        .min_by_key(|&s| {
+            at.iter()
+                .map(|&(m, _, _)| graph.dist(s, m))
+                .max()
+                .unwrap_or(0)
+        })
+        .unwrap();
+    let mut g = GroupMft::new(f, mlid, 0);
+    for &(s, p, lid) in &at {
+        g.add(s, p);
+        let mut here = root;
+        while here != s {
+            let out = r.lfts[here].get(lid);
+            g.add(here, out);
+            let Some(crate::fabric::Peer::Switch { switch, port }) = graph.peer(here, out) else {
+                panic!("the table leads off the switches")
+            };
+            g.add(switch, port);
+            here = switch;
+        }
+    }
+    g
+}
+
+#[test]
+fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
+    let f = dragonfly(4, 2, 2);
+    let pssp = route_by_name("pssp", &f).unwrap().routing;
+    let (report, unicast) = analyze_with_dependencies(&f, &pssp, &|_, _| {});
+    assert!(
+        report.credit_loop.is_none(),
+        "pssp's unicast alone is acyclic"
+    );
+    let broadcast = opensm_default(&f, &pssp, 0xC000, &ca_ports(&f));
+    let m = check(&f, &pssp, std::slice::from_ref(&broadcast), &unicast);
+    assert!(m.groups[0].sound(), "{:?}", m.groups[0].delivery);
+    let cycle = m
+        .credit_loop
+        .expect("OpenSM's tree closes a cycle with pssp's unicast");
+    assert!(cycle
+        .iter()
+        .any(|s| s.made_by.iter().any(|b| b == "group 0xC000")));
+    assert!(cycle
+        .iter()
+        .any(|s| s.made_by.iter().any(|b| b.starts_with("unicast"))));
+}
