@@ -38,10 +38,11 @@ struct Pending {
     timings: String,
 }
 
-/// What the SA and QoS code read after a pass.
+/// What the SA, QoS and multicast code read after a pass.
 struct Published {
     fabric: Fabric,
     outcome: Outcome,
+    multicast: crate::mcast::MulticastPlan,
 }
 
 pub struct EngineContext {
@@ -201,7 +202,12 @@ impl EngineContext {
         )
         .map_err(|e| Error::declined(name, e))?;
         let write_ms = ms(write_start);
-        let published = Arc::new(Published { fabric, outcome });
+        let multicast = crate::mcast::MulticastPlan::new(name, &fabric);
+        let published = Arc::new(Published {
+            fabric,
+            outcome,
+            multicast,
+        });
         if let Ok(mut slot) = self.published.write() {
             *slot = Some(published.clone());
         }
@@ -273,6 +279,37 @@ impl EngineContext {
             .dlid_choice
             .as_ref()?
             .get(src_base, dest_base)
+    }
+
+    pub fn osm(&self) -> Osm {
+        self.osm
+    }
+
+    /// Why the last routing has no multicast trees of ours, or `None` when
+    /// it has (`Some` also before any pass).
+    pub fn multicast_problem(&self) -> Option<String> {
+        match self.published() {
+            Some(p) => p.multicast.problem().map(str::to_string),
+            None => Some("no routing pass yet".into()),
+        }
+    }
+
+    /// The MFT entries (switch node GUID, port) of group `mlid` for the
+    /// member ports `guids`, and a line for the log.
+    pub fn multicast_entries(
+        &self,
+        mlid: u16,
+        sl: u8,
+        guids: &[u64],
+    ) -> Result<(Vec<(u64, u8)>, String), String> {
+        let p = self.published().ok_or("no routing pass yet")?;
+        let (group, entries) = p.multicast.entries(&p.fabric, mlid, sl, guids)?;
+        let line = format!(
+            "MLID {mlid:#06X} (SL {sl}): {} member port(s), tree over {} switch(es)",
+            guids.len(),
+            group.switches().count()
+        );
+        Ok((entries, line))
     }
 
     /// The SL of the path from `slid` to `dlid` (`hint` before any pass).

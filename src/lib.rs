@@ -14,6 +14,7 @@ mod config_source;
 mod engine;
 mod guard;
 mod logger;
+mod mcast;
 pub mod osm;
 mod plugin;
 mod snapshot;

@@ -81,6 +81,7 @@ impl Plugin {
                     .as_deref()
                     .is_some_and(|name| ENGINES.iter().any(|e| e.name == name))
                 {
+                    crate::osm::mcast::arm(self.osm);
                     return Ok(());
                 }
                 let dir = self.osm.options().dump_dir;

@@ -15,6 +15,7 @@
 //! `build_lid_matrices` to `ucast_build_fwd_tables`).
 
 pub mod glue;
+pub mod mcast;
 pub mod sys;
 
 use std::ffi::{CStr, CString};

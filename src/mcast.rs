@@ -1,0 +1,59 @@
+//! Multicast trees of our engines inside OpenSM (safe side): after every
+//! routing pass, the tree rule of the engine for the fabric it routed
+//! (`osmroute_core::multicast::rules`); per group, the MFT entries cut
+//! from it for the members OpenSM names. `osm::mcast` is the FFI side.
+
+use std::collections::HashMap;
+
+use osmroute_core::fabric::{Fabric, PortRef};
+use osmroute_core::multicast::rules::{rule_for, TreeRule};
+use osmroute_core::multicast::{build_group, GroupMft};
+
+/// What one routing pass leaves for the multicast passes that follow it.
+pub struct MulticastPlan {
+    rule: Result<TreeRule, String>,
+    /// End ports by port GUID (OpenSM names members by port GUID).
+    port_by_guid: HashMap<u64, PortRef>,
+}
+
+impl MulticastPlan {
+    pub fn new(engine: &str, fabric: &Fabric) -> Self {
+        MulticastPlan {
+            rule: rule_for(engine, fabric),
+            port_by_guid: fabric.end_ports().map(|(at, p)| (p.guid, at)).collect(),
+        }
+    }
+
+    /// Why this routing has no trees of ours (OpenSM's own are used then).
+    pub fn problem(&self) -> Option<&str> {
+        self.rule.as_ref().err().map(String::as_str)
+    }
+
+    /// The MFT entries of group `mlid` for the member ports `guids`: per
+    /// switch node GUID, the ports to set. A member GUID this routing's
+    /// fabric does not know is an error (the subnet changed since).
+    pub fn entries(
+        &self,
+        fabric: &Fabric,
+        mlid: u16,
+        sl: u8,
+        guids: &[u64],
+    ) -> Result<(GroupMft, Vec<(u64, u8)>), String> {
+        let rule = self.rule.as_ref().map_err(Clone::clone)?;
+        let members: Vec<PortRef> = guids
+            .iter()
+            .map(|g| {
+                self.port_by_guid.get(g).copied().ok_or_else(|| {
+                    format!("member port {g:#018x} is not in the routed subnet; the next sweep re-routes it")
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let group = build_group(fabric, rule, mlid, sl, &members)?;
+        let mut out = Vec::new();
+        for s in group.switches() {
+            let guid = fabric.switch_node(s).guid;
+            out.extend(group.mask(s).iter().map(|p| (guid, p.raw())));
+        }
+        Ok((group, out))
+    }
+}
