@@ -1,0 +1,164 @@
+//! Multicast under the distribution's OpenSM on ibsim, with hosts joining
+//! groups by SA MCMemberRecord Set: the broadcast group and 100 random
+//! groups of 2-24 hosts. Our engines build the trees; the MFTs read back
+//! from the switches equal OpenSM's dump; `osmroute check` finds no credit
+//! loop in unicast and multicast together and every member reached once;
+//! groups survive a re-sweep after a cable fails. For contrast, pssp (no
+//! tree rule of ours: OpenSM builds its default trees) has the cycle the
+//! broadcast tree closes with its unicast.
+
+mod harness;
+
+use std::time::Duration;
+
+use harness::live::Live;
+use harness::multicast::{
+    hosts, join_all, members_per_group, random_groups, read_back_mfts, sa_group, settled_mcfdbs,
+    BROADCAST,
+};
+use harness::{osmroute, OpenSm, Sim};
+use osmroute_core::gen::{self, dragonfly};
+use osmroute_core::io::netfile;
+
+fn dragonfly_net(a: usize, h: usize, p: usize) -> String {
+    let b = dragonfly::dragonfly(&dragonfly::Params::new(a, h, p)).expect("valid parameters");
+    netfile::write(&gen::shuffle_ports(&b, 5))
+}
+
+/// `osmroute check` on the pass's dumps: its report, and whether it passed.
+fn check(osm: &OpenSm) -> (bool, String) {
+    osmroute(&["check", osm.dir.to_str().expect("UTF-8"), "--patterns", "0"])
+}
+
+/// Joins, waits for the trees and checks everything the trees must meet;
+/// returns the members per MLID.
+fn join_and_check(
+    sim: &Sim,
+    osm: &OpenSm,
+    net: &str,
+    groups: &[(String, Vec<String>)],
+) -> std::collections::HashMap<u16, usize> {
+    let mlids = join_all(sim, groups);
+    assert_eq!(
+        mlids.get(BROADCAST),
+        Some(&0xC000),
+        "OpenSM's own broadcast group"
+    );
+    let dumped = settled_mcfdbs(osm, groups.len());
+    for (mgid, _) in groups {
+        assert_eq!(
+            sa_group(sim, mgid),
+            vec![(mgid.clone(), mlids[mgid])],
+            "saquery MCMR --mgid {mgid}"
+        );
+    }
+    assert_eq!(
+        read_back_mfts(sim),
+        dumped,
+        "the switches hold what OpenSM dumped"
+    );
+    let members = members_per_group(&dumped, net);
+    for (mgid, hosts) in groups {
+        let mlid = mlids[mgid];
+        assert_eq!(
+            members.get(&mlid),
+            Some(&hosts.len()),
+            "{mgid} (MLID {mlid:#x})"
+        );
+    }
+    let (ok, report) = check(osm);
+    assert!(
+        ok && report.contains("credit loops with multicast: none") && !report.contains("FAIL"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("multicast groups: {}", groups.len())),
+        "{report}"
+    );
+    osm.assert_no_errors();
+    members
+}
+
+#[test]
+fn dla_builds_loop_free_trees_on_a_dragonfly() {
+    let net = dragonfly_net(4, 2, 2);
+    let mut sim = Sim::start("mcast-dla", &net);
+    let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[]);
+    osm.wait_for("SUBNET UP", Duration::from_secs(120));
+    let groups = random_groups(&hosts(&net), 100, 11);
+    join_and_check(&sim, &osm, &net, &groups);
+    assert!(
+        osm.lines_with("multicast:").is_empty(),
+        "dla has trees of its own here: {:?}",
+        osm.lines_with("multicast:")
+    );
+}
+
+#[test]
+fn mlid_trees_survive_a_cable_failure_on_a_fat_tree() {
+    // 6 leaves of 8 hosts, 4 spines, 2 cables between every leaf and spine.
+    let b = gen::pgft::pgft(&gen::pgft::Pgft::leaf_spine(6, 8, 4, 2)).expect("PGFT");
+    let net = netfile::write(&gen::shuffle_ports(&b, 3));
+    let mut live = Live::start("mcast-mlid", "mlid", net.clone());
+    let groups = random_groups(&hosts(&net), 100, 12);
+    let before = join_and_check(&live.sim, &live.osm, &net, &groups);
+    // A leaf-spine cable of a leaf the SM's host is not on.
+    let victim = last_leaf_uplink(&net);
+    live.faults(&[format!("unlink \"{}\"[{}]", victim.0, victim.1)]);
+    let dumped = settled_mcfdbs(&live.osm, groups.len());
+    assert_eq!(read_back_mfts(&live.sim), dumped);
+    let after = members_per_group(&dumped, &net);
+    assert_eq!(before, after, "every group keeps its members");
+    let (ok, report) = check(&live.osm);
+    assert!(
+        ok && report.contains("credit loops with multicast: none"),
+        "{report}"
+    );
+}
+
+/// A cable from the last leaf of the net file up to a spine: (leaf, port).
+fn last_leaf_uplink(net: &str) -> (String, u8) {
+    let fabric = {
+        let mut b = netfile::read(net).expect("net");
+        b.assign_lids_sequential(0).expect("LIDs");
+        b.build().expect("fabric")
+    };
+    let g = fabric.graph();
+    let leaf = fabric
+        .switch_ids()
+        .filter(|&s| g.hosts(s) > 0)
+        .last()
+        .expect("a leaf");
+    let port = g.cables(leaf)[0].port;
+    (fabric.switch_node(leaf).desc.clone(), port.raw())
+}
+
+#[test]
+fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
+    let net = dragonfly_net(4, 2, 2);
+    let mut sim = Sim::start("mcast-pssp", &net);
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], &[]);
+    osm.wait_for("SUBNET UP", Duration::from_secs(120));
+    let all = hosts(&net);
+    join_all(&sim, &[(BROADCAST.to_string(), all.clone())]);
+    let dumped = settled_mcfdbs(&osm, 1);
+    assert_eq!(
+        members_per_group(&dumped, &net).get(&0xC000),
+        Some(&all.len())
+    );
+    assert!(
+        osm.log()
+            .contains("pssp: multicast: pssp has no multicast trees of its own"),
+        "pssp leaves the trees to OpenSM"
+    );
+    let (ok, report) = check(&osm);
+    assert!(!ok, "{report}");
+    assert!(
+        report.contains("credit loops: none ("),
+        "unicast alone is acyclic: {report}"
+    );
+    assert!(
+        report.contains("credit loops with multicast: FOUND") && report.contains("group 0xC000"),
+        "{report}"
+    );
+}
