@@ -202,7 +202,7 @@ impl EngineContext {
         )
         .map_err(|e| Error::declined(name, e))?;
         let write_ms = ms(write_start);
-        let multicast = crate::mcast::MulticastPlan::new(name, &fabric);
+        let multicast = crate::mcast::MulticastPlan::new(name, &fabric, &outcome.routing);
         let published = Arc::new(Published {
             fabric,
             outcome,

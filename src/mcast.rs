@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use osmroute_core::fabric::{Fabric, PortRef};
 use osmroute_core::multicast::rules::{rule_for, TreeRule};
 use osmroute_core::multicast::{build_group, GroupMft};
+use osmroute_core::Routing;
 
 /// What one routing pass leaves for the multicast passes that follow it.
 pub struct MulticastPlan {
@@ -17,9 +18,9 @@ pub struct MulticastPlan {
 }
 
 impl MulticastPlan {
-    pub fn new(engine: &str, fabric: &Fabric) -> Self {
+    pub fn new(engine: &str, fabric: &Fabric, routing: &Routing) -> Self {
         MulticastPlan {
-            rule: rule_for(engine, fabric),
+            rule: rule_for(engine, fabric, routing),
             port_by_guid: fabric.end_ports().map(|(at, p)| (p.guid, at)).collect(),
         }
     }

@@ -118,6 +118,21 @@ pub fn check(
     }
 }
 
+/// Whether `groups` close a credit loop with `unicast` (the cycle search
+/// of `check` alone, for checks at routing time).
+pub fn closes_loop(
+    fabric: &Fabric,
+    routing: &Routing,
+    groups: &[GroupMft],
+    unicast: &DependencyGraph<'_>,
+) -> bool {
+    let mut all = unicast.clone();
+    for g in groups {
+        flood::for_each_dependency(fabric, routing.sl2vl.as_ref(), g, &mut |a, b| all.add(a, b));
+    }
+    all.find_cycle().is_some()
+}
+
 /// A CA-to-CA route of `routing` that holds `a` while waiting for `b`, as
 /// "source -> LID d" (searched only to explain a cycle found).
 fn unicast_route_with(

@@ -13,6 +13,7 @@ pub mod check;
 pub mod flood;
 pub mod rules;
 pub mod tree;
+pub mod verified;
 
 use crate::fabric::{Fabric, PortNum, PortRef, SwitchId};
 

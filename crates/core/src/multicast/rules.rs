@@ -26,11 +26,12 @@
 //!   then down. A dependency from a down channel to an up one then never
 //!   occurs, up channels only lead to higher ones and down channels to
 //!   lower ones: no cycle, with any number of such trees.
-//! - Other engines: no argument yet; OpenSM builds its own trees for them
-//!   (not covered by any guarantee; `osmroute check` tells).
+//! - pssp, layered, sfmin, hxdor: one master tree, checked at routing
+//!   time against the engine's unicast (`verified`).
 
 use super::tree::{spread, Tree};
 use crate::fabric::{Fabric, SwitchGraph, SwitchId};
+use crate::routing::Routing;
 use crate::topology::dragonfly::discover_groups;
 
 /// How an engine's groups get their trees.
@@ -49,17 +50,25 @@ pub struct FatTreeLevels {
     pub tops: Vec<SwitchId>,
 }
 
-/// The rule for `engine`'s routing of `fabric`, or why it has none (then
-/// OpenSM's own trees are used).
-pub fn rule_for(engine: &str, fabric: &Fabric) -> Result<TreeRule, String> {
+/// The rule for `engine`'s `routing` of `fabric`, or why it has none
+/// (then OpenSM's own trees are used).
+pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<TreeRule, String> {
+    let why = |e: String| {
+        format!("{e}; OpenSM builds its default trees, which nothing checks against credit loops")
+    };
     match engine {
         "dla" => dragonfly_master(fabric).map(TreeRule::Master),
+        "mlid" if routing.vls_needed() > 1 => Err(
+            "hosts on the top switches put mlid's unicast on two VLs, which the up*/down* tree argument does not cover"
+                .to_string(),
+        ),
         "mlid" => fat_tree_levels(fabric.graph()).map(TreeRule::FatTree),
-        other => Err(format!(
-            "{other} has no multicast trees of its own yet; OpenSM builds its default trees, \
-             which are not checked against credit loops"
-        )),
+        "pssp" | "layered" | "sfmin" | "hxdor" => {
+            super::verified::verified_master(fabric, routing).map(TreeRule::Master)
+        }
+        other => Err(format!("{other} has no multicast tree rule")),
     }
+    .map_err(why)
 }
 
 impl TreeRule {
@@ -141,7 +150,11 @@ pub fn dragonfly_master(fabric: &Fabric) -> Result<Tree, String> {
             pair % g
         ));
     }
-    Ok(Tree { root, parent })
+    Ok(Tree {
+        root,
+        parent,
+        same_cables: false,
+    })
 }
 
 /// Levels by hops from the nearest switch with hosts; every cable must
@@ -222,5 +235,9 @@ fn hang_below(graph: &SwitchGraph, level: &[u32], root: SwitchId, mlid: u16) -> 
         }
         frontier = below;
     }
-    Tree { root, parent }
+    Tree {
+        root,
+        parent,
+        same_cables: false,
+    }
 }

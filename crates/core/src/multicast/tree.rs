@@ -18,6 +18,9 @@ pub struct Tree {
     /// Per switch: its parent; `None` for the root and for switches
     /// outside the tree.
     pub parent: Vec<Option<SwitchId>>,
+    /// Every group takes the same one of parallel cables (a tree checked
+    /// as a whole); otherwise each group picks by its MLID.
+    pub same_cables: bool,
 }
 
 impl Tree {
@@ -86,7 +89,12 @@ pub fn cut(
                     fabric.describe_switch(parent)
                 ));
             }
-            let up = bundle[spread(mlid, at.idx()) % bundle.len()];
+            let pick = if tree.same_cables {
+                0
+            } else {
+                spread(mlid, at.idx())
+            };
+            let up = bundle[pick % bundle.len()];
             let Some(crate::fabric::Peer::Switch { port: down, .. }) = graph.peer(at, up) else {
                 return Err("a bundle port without a switch behind it".into());
             };

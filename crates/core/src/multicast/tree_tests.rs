@@ -64,7 +64,7 @@ fn dla_trees_add_no_credit_loop_on_dragonflies() {
     for (a, h, p) in [(4, 2, 2), (3, 1, 2), (4, 1, 1)] {
         let f = dragonfly(a, h, p);
         let r = route_by_name("dla", &f).unwrap().routing;
-        let rule = rule_for("dla", &f).unwrap();
+        let rule = rule_for("dla", &f, &r).unwrap();
         let members = memberships(&f, 106, 7);
         let groups = groups_of(&f, &rule, &members);
         assert_eq!(
@@ -84,7 +84,7 @@ fn mlid_trees_add_no_credit_loop_on_fat_trees_and_spread_over_the_tops() {
     ];
     for f in &fabrics {
         let r = route_by_name("mlid", f).unwrap().routing;
-        let rule = rule_for("mlid", f).unwrap();
+        let rule = rule_for("mlid", f, &r).unwrap();
         let members = memberships(f, 106, 3);
         let groups = groups_of(f, &rule, &members);
         assert_loop_free(f, &r, &groups);
@@ -115,16 +115,18 @@ fn mlid_trees_add_no_credit_loop_on_fat_trees_and_spread_over_the_tops() {
 }
 
 #[test]
-fn damaged_dragonflies_and_other_engines_get_no_rule() {
+fn damaged_dragonflies_and_unknown_engines_get_no_rule() {
     let mut b =
         crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(4, 2, 2)).unwrap();
     crate::gen::degrade::drop_links(&mut b, 0.05, 1).unwrap();
     let damaged = built(b);
-    let e = rule_for("dla", &damaged).unwrap_err();
+    let r = route_by_name("dla", &damaged).unwrap().routing;
+    let e = rule_for("dla", &damaged, &r).unwrap_err();
     assert!(e.contains("damaged") || e.contains("not an intact"), "{e}");
-    assert!(rule_for("pssp", &dragonfly(4, 2, 2))
-        .unwrap_err()
-        .contains("OpenSM builds its default"));
+    assert!(e.contains("OpenSM builds its default"), "{e}");
+    let f = dragonfly(4, 2, 2);
+    let pssp = route_by_name("pssp", &f).unwrap().routing;
+    assert!(rule_for("nue", &f, &pssp).is_err());
 }
 
 /// OpenSM 3.3.23's default tree as `osm_mcast_mgr.c` builds it, with the
@@ -191,4 +193,36 @@ fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
     assert!(cycle
         .iter()
         .any(|s| s.made_by.iter().any(|b| b.starts_with("unicast"))));
+}
+
+/// pssp, sfmin and hxdor on their fabrics: the verified master tree
+/// carries the broadcast group and 106 random groups without a credit
+/// loop. Where every candidate tree closes a loop (pssp's layering on a
+/// Dragonfly, layered on a Slim Fly) the rule says so and OpenSM keeps its
+/// own trees.
+#[test]
+fn verified_trees_add_no_credit_loop_or_the_rule_declines() {
+    let slimfly = built(crate::gen::slimfly::slimfly(5, 1).unwrap());
+    let hyperx = built(crate::gen::hyperx::hyperx(&[3, 3], &[1, 1], 2).unwrap());
+    let fat_tree = built(crate::gen::fattree::fattree(4, 3).unwrap());
+    for (engine, f, ours) in [
+        ("pssp", fat_tree, true),
+        ("sfmin", slimfly.clone(), true),
+        ("hxdor", hyperx, true),
+        ("pssp", dragonfly(4, 2, 2), false),
+        ("layered", slimfly, false),
+    ] {
+        let r = route_by_name(engine, &f).unwrap().routing;
+        match rule_for(engine, &f, &r) {
+            Ok(rule) => {
+                assert!(ours, "{engine} got a tree rule");
+                let groups = groups_of(&f, &rule, &memberships(&f, 106, 5));
+                assert_loop_free(&f, &r, &groups);
+            }
+            Err(e) => {
+                assert!(!ours, "{engine}: {e}");
+                assert!(e.contains("closes a credit loop"), "{e}");
+            }
+        }
+    }
 }
