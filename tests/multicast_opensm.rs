@@ -9,6 +9,7 @@
 
 mod harness;
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use harness::live::Live;
@@ -37,7 +38,7 @@ fn join_and_check(
     osm: &OpenSm,
     net: &str,
     groups: &[(String, Vec<String>)],
-) -> std::collections::HashMap<u16, usize> {
+) -> HashMap<u16, usize> {
     let mlids = join_all(sim, groups);
     assert_eq!(
         mlids.get(BROADCAST),
@@ -80,18 +81,65 @@ fn join_and_check(
 }
 
 #[test]
-fn dla_builds_loop_free_trees_on_a_dragonfly() {
+fn dla_builds_loop_free_trees_on_a_dragonfly_intact_and_damaged() {
     let net = dragonfly_net(4, 2, 2);
-    let mut sim = Sim::start("mcast-dla", &net);
-    let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[]);
-    osm.wait_for("SUBNET UP", Duration::from_secs(120));
+    let mut live = Live::start("mcast-dla", "dla", net.clone());
     let groups = random_groups(&hosts(&net), 100, 11);
-    join_and_check(&sim, &osm, &net, &groups);
+    let before = join_and_check(&live.sim, &live.osm, &net, &groups);
     assert!(
-        osm.lines_with("multicast:").is_empty(),
+        live.osm.lines_with("multicast:").is_empty(),
         "dla has trees of its own here: {:?}",
-        osm.lines_with("multicast:")
+        live.osm.lines_with("multicast:")
     );
+    // A local cable of group 3 fails: dla routes the damaged Dragonfly and
+    // its groups get a tree checked at routing time.
+    let (switch, port) = cable_between(&net, "df-g3-s0", "df-g3-s1");
+    live.faults(&[format!("unlink \"{switch}\"[{port}]")]);
+    after_the_failure(&live, &net, groups.len(), &before);
+}
+
+/// After a cable failure and the re-sweep: the MFTs on the switches equal
+/// the dump, every group keeps its members, no credit loop, and the trees
+/// are still the engine's.
+fn after_the_failure(live: &Live, net: &str, groups: usize, before: &HashMap<u16, usize>) {
+    let dumped = settled_mcfdbs(&live.osm, groups);
+    assert_eq!(read_back_mfts(&live.sim), dumped);
+    assert_eq!(
+        &members_per_group(&dumped, net),
+        before,
+        "every group keeps its members"
+    );
+    let (ok, report) = check(&live.osm);
+    assert!(
+        ok && report.contains("credit loops with multicast: none") && !report.contains("FAIL"),
+        "{report}"
+    );
+    live.osm.assert_no_errors();
+    let fallback = live.osm.lines_with("multicast:");
+    assert!(
+        fallback.is_empty(),
+        "the engine's own trees, not OpenSM's: {fallback:?}"
+    );
+}
+
+/// The port of switch `a` cabled to switch `b` (net-file names).
+fn cable_between(net: &str, a: &str, b: &str) -> (String, u8) {
+    let fabric = fabric_of(net);
+    let find = |name: &str| {
+        fabric
+            .switch_ids()
+            .find(|&s| fabric.switch_node(s).desc == name)
+            .unwrap_or_else(|| panic!("no switch {name}"))
+    };
+    let (sa, sb) = (find(a), find(b));
+    let port = fabric.graph().bundle(sa, sb)[0];
+    (a.to_string(), port.raw())
+}
+
+fn fabric_of(net: &str) -> osmroute_core::Fabric {
+    let mut b = netfile::read(net).expect("net");
+    b.assign_lids_sequential(0).expect("LIDs");
+    b.build().expect("fabric")
 }
 
 #[test]
@@ -118,11 +166,7 @@ fn mlid_trees_survive_a_cable_failure_on_a_fat_tree() {
 
 /// A cable from the last leaf of the net file up to a spine: (leaf, port).
 fn last_leaf_uplink(net: &str) -> (String, u8) {
-    let fabric = {
-        let mut b = netfile::read(net).expect("net");
-        b.assign_lids_sequential(0).expect("LIDs");
-        b.build().expect("fabric")
-    };
+    let fabric = fabric_of(net);
     let g = fabric.graph();
     let leaf = fabric
         .switch_ids()

@@ -17,7 +17,8 @@
 //!   unicast only leaves towards a CA; no cycle can close. It needs the
 //!   intact shape (fully connected groups, one or more global cables
 //!   between every pair of groups), since that is what keeps dla's unicast
-//!   minimal; damaged fabrics get no trees of ours.
+//!   minimal; damaged fabrics get a tree checked at routing time
+//!   (`verified`), or OpenSM's own when every candidate closes a loop.
 //! - **Fat trees (`mlid`)**: levels count hops up from the host switches;
 //!   every cable joins adjacent levels and unicast goes up*, then down*.
 //!   Each group's tree is rooted at a top switch (chosen per group, so
@@ -57,7 +58,12 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
         format!("{e}; OpenSM builds its default trees, which nothing checks against credit loops")
     };
     match engine {
-        "dla" => dragonfly_master(fabric).map(TreeRule::Master),
+        // Damaged: no structural argument, but a checked tree may still do.
+        "dla" => dragonfly_master(fabric)
+            .or_else(|why| {
+                super::verified::verified_master(fabric, routing).map_err(|e| format!("{why}; {e}"))
+            })
+            .map(TreeRule::Master),
         "mlid" if routing.vls_needed() > 1 => Err(
             "hosts on the top switches put mlid's unicast on two VLs, which the up*/down* tree argument does not cover"
                 .to_string(),
