@@ -31,6 +31,7 @@
 //!   time against the engine's unicast (`verified`).
 
 use super::tree::{spread, Tree};
+use super::verified::verified_masters;
 use crate::fabric::{Fabric, SwitchGraph, SwitchId};
 use crate::routing::Routing;
 use crate::topology::dragonfly::discover_groups;
@@ -38,8 +39,8 @@ use crate::topology::dragonfly::discover_groups;
 /// How an engine's groups get their trees.
 #[derive(Clone, Debug)]
 pub enum TreeRule {
-    /// One master tree for every group.
-    Master(Tree),
+    /// Master trees; each group is cut from one, chosen by its MLID.
+    Masters(Vec<Tree>),
     /// Per group a downward tree from a top switch of a fat tree.
     FatTree(FatTreeLevels),
 }
@@ -58,19 +59,21 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
         format!("{e}; OpenSM builds its default trees, which nothing checks against credit loops")
     };
     match engine {
-        // Damaged: no structural argument, but a checked tree may still do.
-        "dla" => dragonfly_master(fabric)
-            .or_else(|why| {
-                super::verified::verified_master(fabric, routing).map_err(|e| format!("{why}; {e}"))
-            })
-            .map(TreeRule::Master),
+        // Intact: the hub tree, and more trees where the check accepts
+        // them. Damaged: no structural argument, but checked trees may do.
+        "dla" => match dragonfly_master(fabric) {
+            Ok(hub) if !super::verified::checkable(fabric) => Ok(vec![hub]),
+            Ok(hub) => verified_masters(fabric, routing, Some(hub)),
+            Err(why) => verified_masters(fabric, routing, None).map_err(|e| format!("{why}; {e}")),
+        }
+        .map(TreeRule::Masters),
         "mlid" if routing.vls_needed() > 1 => Err(
             "hosts on the top switches put mlid's unicast on two VLs, which the up*/down* tree argument does not cover"
                 .to_string(),
         ),
         "mlid" => fat_tree_levels(fabric.graph()).map(TreeRule::FatTree),
         "pssp" | "layered" | "sfmin" | "hxdor" => {
-            super::verified::verified_master(fabric, routing).map(TreeRule::Master)
+            verified_masters(fabric, routing, None).map(TreeRule::Masters)
         }
         other => Err(format!("{other} has no multicast tree rule")),
     }
@@ -86,7 +89,10 @@ impl TreeRule {
         switches: &[SwitchId],
     ) -> Result<Tree, String> {
         match self {
-            TreeRule::Master(t) => Ok(t.clone()),
+            TreeRule::Masters(trees) if !trees.is_empty() => {
+                Ok(trees[spread(mlid, 0x5eed) % trees.len()].clone())
+            }
+            TreeRule::Masters(_) => Err("no master tree".into()),
             TreeRule::FatTree(levels) => downward_tree(fabric.graph(), levels, mlid, switches),
         }
     }

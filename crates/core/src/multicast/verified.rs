@@ -1,11 +1,12 @@
 //! The rule for engines without a structural argument (pssp and layered's
-//! VL layering, hxdor's dimension order, sfmin): one master tree per
-//! fabric, accepted only after the credit-loop analysis found no cycle in
-//! the engine's unicast dependencies together with the whole tree's flood
-//! (every switch port of the tree and every host a member) on every SL.
-//! Every group is cut from that tree with the same cables, so its
-//! dependencies are a subset of the tree's and the one check covers every
-//! group, whatever its members.
+//! VL layering, hxdor's dimension order, sfmin), and the extra trees of
+//! dla's: master trees accepted one by one, each only after the
+//! credit-loop analysis found no cycle in the engine's unicast dependencies
+//! together with the whole flood (every host a member) of every tree
+//! accepted so far and this one, on every SL. Every group is cut from one
+//! of them (chosen by MLID, so groups spread over the trees) with the
+//! tree's fixed cables, so its dependencies are a subset of the union and
+//! the one check covers every group, whatever its members.
 //!
 //! For sfmin on an intact Slim Fly the check cannot fail: its SL2VL tables
 //! put a packet from a host on VL 0 and one from a switch on VL 1 for every
@@ -21,8 +22,9 @@
 //! fabrics with more than `MAX_ROUTES` CA-to-CA routes, which then keep
 //! OpenSM's own trees.
 
-use super::check::closes_loop;
+use super::flood::for_each_dependency;
 use super::tree::{cut, Tree};
+use crate::analysis::credit::DependencyGraph;
 use crate::analysis::report::analyze_with_dependencies;
 use crate::fabric::{Fabric, PortRef, SwitchId};
 use crate::routing::Routing;
@@ -32,15 +34,35 @@ pub const MAX_ROUTES: u64 = 4_000_000;
 
 const CANDIDATE_ROOTS: usize = 8;
 
-/// The first candidate tree with no credit loop on any SL, or why none.
-pub fn verified_master(fabric: &Fabric, routing: &Routing) -> Result<Tree, String> {
+/// Whether `fabric` is small enough to check trees at routing time.
+pub fn checkable(fabric: &Fabric) -> bool {
+    routes(fabric) <= MAX_ROUTES
+}
+
+/// CA-to-CA routes the check traces.
+fn routes(fabric: &Fabric) -> u64 {
+    fabric.cas().count() as u64 * fabric.ca_lids().count() as u64
+}
+
+/// Most master trees a fabric gets (groups are spread over them by MLID).
+const MAX_TREES: usize = 4;
+
+/// Master trees whose floods together with unicast's have no credit loop
+/// on any SL: `first` (if given) and the candidates, each taken when the
+/// union of unicast and every tree taken so far stays free of cycles, up
+/// to `MAX_TREES`; or why none could be taken.
+pub fn verified_masters(
+    fabric: &Fabric,
+    routing: &Routing,
+    first: Option<Tree>,
+) -> Result<Vec<Tree>, String> {
     let graph = fabric.graph();
     let hosts: Vec<PortRef> = fabric
         .end_ports()
         .map(|(at, _)| at)
         .filter(|at| !fabric.node(at.node).is_switch())
         .collect();
-    let routes = hosts.len() as u64 * fabric.ca_lids().count() as u64;
+    let routes = routes(fabric);
     if routes > MAX_ROUTES {
         return Err(format!(
             "{routes} routes are too many to check a multicast tree against at routing time (at most {MAX_ROUTES})"
@@ -52,29 +74,40 @@ pub fn verified_master(fabric: &Fabric, routing: &Routing) -> Result<Tree, Strin
     let (_, unicast) = analyze_with_dependencies(fabric, routing, &|_, _| {});
     let mut roots: Vec<SwitchId> = graph.ids().collect();
     roots.sort_by_key(|&s| (graph.dist_row(s).iter().copied().max().unwrap_or(0), s));
-    let mut tried = Vec::new();
-    // On a Dragonfly, dla's hub tree first (its shape keeps tree paths to
+    // On a Dragonfly, dla's hub tree early (its shape keeps tree paths to
     // at most two global cables).
-    let hub = super::rules::dragonfly_master(fabric).ok().map(|t| Tree {
-        same_cables: true,
-        ..t
-    });
-    let candidates = hub.into_iter().chain(
+    let hub = match first {
+        Some(_) => None,
+        None => super::rules::dragonfly_master(fabric).ok(),
+    };
+    let candidates = first.into_iter().chain(hub).chain(
         roots
             .iter()
             .take(CANDIDATE_ROOTS)
             .map(|&r| breadth_first(fabric, r)),
     );
+    let (mut taken, mut tried) = (Vec::new(), Vec::new());
+    let mut union = unicast;
     for tree in candidates {
-        let root = tree.root;
-        // The whole tree on every SL at once: groups of any SLs together.
-        let whole: Result<Vec<_>, String> = (0..16u8)
-            .map(|sl| cut(fabric, &tree, 0xC000, sl, &hosts))
-            .collect();
-        match whole {
-            Ok(whole) if !closes_loop(fabric, routing, &whole, &unicast) => return Ok(tree),
-            _ => tried.push(fabric.describe_switch(root)),
+        let tree = Tree {
+            same_cables: true,
+            ..tree
+        };
+        let mut with = union.clone();
+        let fits = add_whole_tree(fabric, routing, &tree, &hosts, &mut with).is_ok()
+            && with.find_cycle().is_none();
+        if fits {
+            union = with;
+            taken.push(tree);
+            if taken.len() == MAX_TREES {
+                break;
+            }
+        } else {
+            tried.push(fabric.describe_switch(tree.root));
         }
+    }
+    if !taken.is_empty() {
+        return Ok(taken);
     }
     Err(format!(
         "each of {} candidate trees (rooted at {}{}) closes a credit loop with this unicast routing",
@@ -82,6 +115,24 @@ pub fn verified_master(fabric: &Fabric, routing: &Routing) -> Result<Tree, Strin
         tried.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
         if tried.len() > 3 { ", ..." } else { "" }
     ))
+}
+
+/// The flood dependencies of `tree` with every host a member, on every SL
+/// at once (groups of any SLs may share it).
+fn add_whole_tree<'a>(
+    fabric: &'a Fabric,
+    routing: &Routing,
+    tree: &Tree,
+    hosts: &[PortRef],
+    graph: &mut DependencyGraph<'a>,
+) -> Result<(), String> {
+    for sl in 0..16u8 {
+        let whole = cut(fabric, tree, 0xC000, sl, hosts)?;
+        for_each_dependency(fabric, routing.sl2vl.as_ref(), &whole, &mut |a, b| {
+            graph.add(a, b)
+        });
+    }
+    Ok(())
 }
 
 /// A breadth-first tree from `root` whose groups all use the same cables.
