@@ -31,8 +31,10 @@ impl MulticastPlan {
     }
 
     /// The MFT entries of group `mlid` for the member ports `guids`: per
-    /// switch node GUID, the ports to set. A member GUID this routing's
-    /// fabric does not know is an error (the subnet changed since).
+    /// switch node GUID, the ports to set. Member GUIDs this routing's
+    /// fabric does not know (ports gone since the routing pass; the next
+    /// sweep routes without them) are left out with a warning rather than
+    /// failing the group, which OpenSM would leave without any entries.
     pub fn entries(
         &self,
         fabric: &Fabric,
@@ -41,14 +43,15 @@ impl MulticastPlan {
         guids: &[u64],
     ) -> Result<(GroupMft, Vec<(u64, u8)>), String> {
         let rule = self.rule.as_ref().map_err(Clone::clone)?;
-        let members: Vec<PortRef> = guids
-            .iter()
-            .map(|g| {
-                self.port_by_guid.get(g).copied().ok_or_else(|| {
-                    format!("member port {g:#018x} is not in the routed subnet; the next sweep re-routes it")
-                })
-            })
-            .collect::<Result<_, _>>()?;
+        let mut members: Vec<PortRef> = Vec::with_capacity(guids.len());
+        for g in guids {
+            match self.port_by_guid.get(g) {
+                Some(&at) => members.push(at),
+                None => log::warn!(
+                    "multicast MLID {mlid:#06X}: member port {g:#018x} is not in the routed subnet; left out until the next sweep"
+                ),
+            }
+        }
         let group = build_group(fabric, rule, mlid, sl, &members)?;
         let mut out = Vec::new();
         for s in group.switches() {
