@@ -85,6 +85,9 @@ int osmroute_mbox_members(osm_mgrp_box_t *mbox, uint64_t *guids, unsigned max);
 /* Adds `port` to the MFT entry of `mlid_ho` of the switch with node GUID
  * `guid` (host order); 0 done, -1 no such switch or port. */
 int osmroute_mcast_set(osm_opensm_t *osm, uint64_t guid, uint16_t mlid_ho, uint8_t port);
+/* Frees the box's tree of OpenSM's own default builder, if an earlier pass
+ * left one (osm_purge_mtree; our trees keep none). */
+void osmroute_mbox_purge_tree(osm_opensm_t *osm, osm_mgrp_box_t *mbox);
 /* Sets or clears (fn NULL) the engine's mcast_build_stree. */
 typedef ib_api_status_t (*osmroute_mcast_fn)(void *context, osm_mgrp_box_t *mbox);
 void osmroute_set_mcast_build_stree(struct osm_routing_engine *re, osmroute_mcast_fn fn);

@@ -74,6 +74,8 @@ unsafe extern "C" fn build_stree(
         )
     };
     let osm = ctx.osm();
+    // SAFETY: as above; OpenSM's default builder does the same first.
+    unsafe { sys::osmroute_mbox_purge_tree(osm.raw(), mbox) };
     guarded(ctx.name(), IB_ERROR, || -> Result<_, String> {
         let (entries, line) = ctx
             .multicast_entries(mlid, sl, &guids)

@@ -211,6 +211,11 @@ int osmroute_mcast_set(osm_opensm_t *osm, uint64_t guid, uint16_t mlid_ho, uint8
 	return 0;
 }
 
+void osmroute_mbox_purge_tree(osm_opensm_t *osm, osm_mgrp_box_t *mbox)
+{
+	osm_purge_mtree(&osm->sm, mbox);
+}
+
 void osmroute_set_mcast_build_stree(struct osm_routing_engine *re, osmroute_mcast_fn fn)
 {
 	re->mcast_build_stree = fn;
