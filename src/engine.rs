@@ -42,7 +42,9 @@ struct Pending {
 struct Published {
     fabric: Fabric,
     outcome: Outcome,
-    multicast: crate::mcast::MulticastPlan,
+    /// Worked out on first use, after the routing pass is timed and
+    /// logged (checking trees can trace every route again).
+    multicast: std::sync::OnceLock<crate::mcast::MulticastPlan>,
 }
 
 pub struct EngineContext {
@@ -202,11 +204,10 @@ impl EngineContext {
         )
         .map_err(|e| Error::declined(name, e))?;
         let write_ms = ms(write_start);
-        let multicast = crate::mcast::MulticastPlan::new(name, &fabric, &outcome.routing);
         let published = Arc::new(Published {
             fabric,
             outcome,
-            multicast,
+            multicast: std::sync::OnceLock::new(),
         });
         if let Ok(mut slot) = self.published.write() {
             *slot = Some(published.clone());
@@ -285,11 +286,25 @@ impl EngineContext {
         self.osm
     }
 
+    /// The multicast plan of a published pass, worked out once.
+    fn plan<'p>(&self, p: &'p Published) -> &'p crate::mcast::MulticastPlan {
+        p.multicast.get_or_init(|| {
+            let started = Instant::now();
+            let plan = crate::mcast::MulticastPlan::new(self.name(), &p.fabric, &p.outcome.routing);
+            log::info!(
+                "{}: multicast tree rule worked out in {:.1} ms",
+                self.name(),
+                ms(started)
+            );
+            plan
+        })
+    }
+
     /// Why the last routing has no multicast trees of ours, or `None` when
     /// it has (`Some` also before any pass).
     pub fn multicast_problem(&self) -> Option<String> {
         match self.published() {
-            Some(p) => p.multicast.problem().map(str::to_string),
+            Some(p) => self.plan(&p).problem().map(str::to_string),
             None => Some("no routing pass yet".into()),
         }
     }
@@ -303,7 +318,7 @@ impl EngineContext {
         guids: &[u64],
     ) -> Result<(Vec<(u64, u8)>, String), String> {
         let p = self.published().ok_or("no routing pass yet")?;
-        let (group, entries) = p.multicast.entries(&p.fabric, mlid, sl, guids)?;
+        let (group, entries) = self.plan(&p).entries(&p.fabric, mlid, sl, guids)?;
         let line = format!(
             "MLID {mlid:#06X} (SL {sl}): {} member port(s), tree over {} switch(es)",
             guids.len(),
