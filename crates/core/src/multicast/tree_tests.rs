@@ -231,3 +231,67 @@ fn verified_trees_add_no_credit_loop_or_the_rule_declines() {
         }
     }
 }
+
+/// Groups per inter-switch channel: (the most on one channel, the average
+/// over all channels), for the 100 random groups of `memberships`.
+fn channel_sharing(f: &Fabric, groups: &[GroupMft]) -> (u32, f64) {
+    let g = f.graph();
+    let mut per = std::collections::HashMap::new();
+    for grp in &groups[1..] {
+        for s in grp.switches() {
+            for &p in grp
+                .mask(s)
+                .iter()
+                .filter(|&&p| g.switch_behind(s, p).is_some())
+            {
+                *per.entry((s, p)).or_insert(0u32) += 1;
+            }
+        }
+    }
+    let channels: usize = g.ids().map(|s| g.cables(s).len()).sum();
+    let total: u32 = per.values().sum();
+    (
+        per.values().copied().max().unwrap_or(0),
+        total as f64 / channels as f64,
+    )
+}
+
+/// How the groups share cables (printed with --nocapture): the checked
+/// extra trees take load off dla's hub tree.
+#[test]
+fn groups_spread_over_the_trees() {
+    let cases: Vec<(&str, Fabric)> = vec![
+        ("dla", dragonfly(4, 2, 2)),
+        ("dla", dragonfly(6, 3, 3)),
+        (
+            "mlid",
+            built(crate::gen::pgft::pgft(&crate::gen::pgft::Pgft::leaf_spine(6, 8, 4, 2)).unwrap()),
+        ),
+        ("sfmin", built(crate::gen::slimfly::slimfly(5, 2).unwrap())),
+        (
+            "hxdor",
+            built(crate::gen::hyperx::hyperx(&[3, 3], &[1, 1], 4).unwrap()),
+        ),
+        ("pssp", built(crate::gen::fattree::fattree(4, 3).unwrap())),
+    ];
+    for (engine, f) in cases {
+        let r = route_by_name(engine, &f).unwrap().routing;
+        let rule = rule_for(engine, &f, &r).unwrap();
+        let members = memberships(&f, 100, 11);
+        let (max, avg) = channel_sharing(&f, &groups_of(&f, &rule, &members));
+        let trees = match &rule {
+            TreeRule::Masters(t) => format!("{} master trees", t.len()),
+            TreeRule::FatTree(_) => "a tree per group".to_string(),
+        };
+        eprintln!(
+            "{engine} on {} switches, {trees}: at most {max} of 100 groups on one channel, {avg:.1} on average",
+            f.switch_count()
+        );
+        if engine == "dla" {
+            let hub = TreeRule::Masters(vec![super::rules::dragonfly_master(&f).unwrap()]);
+            let (alone, _) = channel_sharing(&f, &groups_of(&f, &hub, &members));
+            eprintln!("  with the hub tree alone: at most {alone}");
+            assert!(max < alone, "the extra trees take load off the hub tree");
+        }
+    }
+}
