@@ -296,6 +296,14 @@ impl EngineContext {
                 self.name(),
                 ms(started)
             );
+            if let Some(sls) = plan.partial() {
+                log::warn!(
+                    "{}: multicast: trees checked against credit loops only for groups on SLs {sls:?}; groups on \
+                     other SLs (the IPoIB broadcast group is on SL 0 unless its partition says `sl=`) get OpenSM's \
+                     kind of tree, which nothing checks; give the partition one of those SLs",
+                    self.name()
+                );
+            }
             plan
         })
     }
@@ -318,7 +326,9 @@ impl EngineContext {
         guids: &[u64],
     ) -> Result<(Vec<(u64, u8)>, String), String> {
         let p = self.published().ok_or("no routing pass yet")?;
-        let (group, entries) = self.plan(&p).entries(&p.fabric, mlid, sl, guids)?;
+        let (group, entries) =
+            self.plan(&p)
+                .entries(&p.fabric, &p.outcome.routing, mlid, sl, guids)?;
         let line = format!(
             "MLID {mlid:#06X} (SL {sl}): {} member port(s), tree over {} switch(es)",
             guids.len(),

@@ -30,6 +30,14 @@ impl MulticastPlan {
         self.rule.as_ref().err().map(String::as_str)
     }
 
+    /// The SLs whose groups get checked trees, when that is not all.
+    pub fn partial(&self) -> Option<Vec<u8>> {
+        match &self.rule {
+            Ok(rule @ TreeRule::SomeSls(..)) => Some(rule.covered_sls()),
+            _ => None,
+        }
+    }
+
     /// The MFT entries of group `mlid` for the member ports `guids`: per
     /// switch node GUID, the ports to set. Member GUIDs this routing's
     /// fabric does not know (ports gone since the routing pass; the next
@@ -38,6 +46,7 @@ impl MulticastPlan {
     pub fn entries(
         &self,
         fabric: &Fabric,
+        routing: &Routing,
         mlid: u16,
         sl: u8,
         guids: &[u64],
@@ -52,7 +61,7 @@ impl MulticastPlan {
                 ),
             }
         }
-        let group = build_group(fabric, rule, mlid, sl, &members)?;
+        let group = build_group(fabric, rule, routing, mlid, sl, &members)?;
         let mut out = Vec::new();
         for s in group.switches() {
             let guid = fabric.switch_node(s).guid;

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use harness::live::Live;
 use harness::multicast::{
-    hosts, join_all, members_per_group, random_groups, read_back_mfts, sa_group, settled_mcfdbs,
-    BROADCAST,
+    hosts, join_all, join_all_on, members_per_group, random_groups, read_back_mfts, sa_group,
+    settled_mcfdbs, BROADCAST,
 };
 use harness::{osmroute, OpenSm, Sim};
 use osmroute_core::gen::{self, dragonfly};
@@ -28,7 +28,20 @@ fn dragonfly_net(a: usize, h: usize, p: usize) -> String {
 
 /// `osmroute check` on the pass's dumps: its report, and whether it passed.
 fn check(osm: &OpenSm) -> (bool, String) {
-    osmroute(&["check", osm.dir.to_str().expect("UTF-8"), "--patterns", "0"])
+    check_on(osm, 0)
+}
+
+/// `check` with the groups on `sl`.
+fn check_on(osm: &OpenSm, sl: u8) -> (bool, String) {
+    let sl = sl.to_string();
+    osmroute(&[
+        "check",
+        osm.dir.to_str().expect("UTF-8"),
+        "--patterns",
+        "0",
+        "--mcast-sl",
+        &sl,
+    ])
 }
 
 /// Joins, waits for the trees and checks everything the trees must meet;
@@ -39,7 +52,18 @@ fn join_and_check(
     net: &str,
     groups: &[(String, Vec<String>)],
 ) -> HashMap<u16, usize> {
-    let mlids = join_all(sim, groups);
+    join_and_check_on(sim, osm, net, groups, 0)
+}
+
+/// `join_and_check` with every group on `sl`.
+fn join_and_check_on(
+    sim: &Sim,
+    osm: &OpenSm,
+    net: &str,
+    groups: &[(String, Vec<String>)],
+    sl: u8,
+) -> HashMap<u16, usize> {
+    let mlids = join_all_on(sim, groups, sl);
     assert_eq!(
         mlids.get(BROADCAST),
         Some(&0xC000),
@@ -67,7 +91,7 @@ fn join_and_check(
             "{mgid} (MLID {mlid:#x})"
         );
     }
-    let (ok, report) = check(osm);
+    let (ok, report) = check_on(osm, sl);
     assert!(
         ok && report.contains("credit loops with multicast: none") && !report.contains("FAIL"),
         "{report}"
@@ -199,11 +223,25 @@ fn sfmin_and_hxdor_build_checked_trees() {
     }
 }
 
+/// OpenSM's own default tree (the plugin told to leave the trees to it)
+/// with pssp's unicast: the cycle the issue measured. pssp's own rule
+/// gives SL-0 groups the same kind of tree, with a warning.
 #[test]
 fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
+    for opensm_trees in [true, false] {
+        pssp_broadcast_on_sl0(opensm_trees);
+    }
+}
+
+fn pssp_broadcast_on_sl0(opensm_trees: bool) {
     let net = dragonfly_net(4, 2, 2);
     let mut sim = Sim::start("mcast-pssp", &net);
-    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], &[]);
+    let env: &[(&str, &str)] = if opensm_trees {
+        &[("OSMROUTE_OPENSM_MULTICAST", "1")]
+    } else {
+        &[]
+    };
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], env);
     osm.wait_for("SUBNET UP", Duration::from_secs(120));
     let all = hosts(&net);
     join_all(&sim, &[(BROADCAST.to_string(), all.clone())]);
@@ -213,11 +251,14 @@ fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
         Some(&all.len())
     );
     let fallback = osm.lines_with("pssp: multicast:");
+    let expected = if opensm_trees {
+        "OSMROUTE_OPENSM_MULTICAST is set"
+    } else {
+        "only for groups on SLs [2]"
+    };
     assert!(
-        fallback.len() == 1
-            && fallback[0].contains("closes a credit loop")
-            && fallback[0].contains("OpenSM builds its default trees"),
-        "pssp's candidate trees all fail the check here, so OpenSM builds the trees: {fallback:?}"
+        fallback.len() == 1 && fallback[0].contains(expected),
+        "{expected}: {fallback:?}"
     );
     let (ok, report) = check(&osm);
     assert!(!ok, "{report}");
@@ -229,4 +270,24 @@ fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
         report.contains("credit loops with multicast: FOUND") && report.contains("group 0xC000"),
         "{report}"
     );
+}
+
+/// The remedy where pssp's layering leaves no tree on SL 0: the IPoIB
+/// partition on SL 2 (which pssp's unicast leaves alone on this fabric),
+/// every group on SL 2, checked trees, no credit loop.
+#[test]
+fn pssp_groups_on_the_sl_its_unicast_leaves_free_are_loop_free() {
+    let net = dragonfly_net(4, 2, 2);
+    let mut sim = Sim::start("mcast-pssp-sl2", &net);
+    let partitions = sim.dir.join("partitions.conf");
+    std::fs::write(
+        &partitions,
+        "Default=0x7fff, ipoib, sl=2, defmember=full : ALL=full;\n",
+    )
+    .expect("write partitions.conf");
+    let conf = format!("partition_config_file {}", partitions.display());
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE", &conf], &[]);
+    osm.wait_for("SUBNET UP", Duration::from_secs(120));
+    let groups = random_groups(&hosts(&net), 100, 14);
+    join_and_check_on(&sim, &osm, &net, &groups, 2);
 }

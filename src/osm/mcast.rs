@@ -20,6 +20,10 @@ const IB_ERROR: sys::ib_api_status_t = sys::_ib_api_status_t_IB_ERROR;
 /// subnet OpenSM supports fits).
 const MAX_MEMBERS: usize = 49_152;
 
+/// Set (to anything) in OpenSM's environment, it leaves every group's tree
+/// to OpenSM's default builder: for comparing with what OpenSM does alone.
+pub const OPENSM_TREES_ENV: &str = "OSMROUTE_OPENSM_MULTICAST";
+
 /// After a routing pass by one of our engines (`routing_engine_used`):
 /// our trees when its rule holds for this fabric, else OpenSM's.
 pub fn arm(osm: Osm) {
@@ -32,6 +36,14 @@ pub fn arm(osm: Osm) {
             return;
         }
         let ctx = &*((*re).context as *const EngineContext);
+        if std::env::var_os(OPENSM_TREES_ENV).is_some() {
+            log::info!(
+                "{}: multicast: {OPENSM_TREES_ENV} is set; OpenSM builds its default trees",
+                ctx.name()
+            );
+            sys::osmroute_set_mcast_build_stree(re, None);
+            return;
+        }
         match ctx.multicast_problem() {
             None => sys::osmroute_set_mcast_build_stree(re, Some(build_stree)),
             Some(why) => {

@@ -41,10 +41,11 @@ fn mcjoin() -> &'static PathBuf {
     })
 }
 
-/// `host` (a node name of the net file) joins `mgids` as a full member;
-/// returns the MLID the SA gave each.
-pub fn join(sim: &Sim, host: &str, mgids: &[&str]) -> Vec<(String, u16)> {
+/// `host` (a node name of the net file) joins `mgids` as a full member, on
+/// `sl` (the groups' SL); returns the MLID the SA gave each.
+pub fn join(sim: &Sim, host: &str, mgids: &[&str], sl: u8) -> Vec<(String, u16)> {
     let out = Command::new(mcjoin())
+        .env("MCJOIN_SL", sl.to_string())
         .args(mgids)
         .current_dir(&sim.dir)
         .env("IBSIM_SOCKNAME", &sim.sock)
@@ -85,6 +86,11 @@ pub fn random_groups(hosts: &[String], n: usize, seed: u64) -> Vec<(String, Vec<
 /// Every host joins its groups (one client run per host); returns each
 /// group's MLID.
 pub fn join_all(sim: &Sim, groups: &[(String, Vec<String>)]) -> HashMap<String, u16> {
+    join_all_on(sim, groups, 0)
+}
+
+/// `join_all` with every group on `sl`.
+pub fn join_all_on(sim: &Sim, groups: &[(String, Vec<String>)], sl: u8) -> HashMap<String, u16> {
     let mut by_host: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (mgid, hosts) in groups {
         for h in hosts {
@@ -93,7 +99,7 @@ pub fn join_all(sim: &Sim, groups: &[(String, Vec<String>)]) -> HashMap<String, 
     }
     let mut mlids = HashMap::new();
     for (host, mgids) in by_host {
-        for (mgid, mlid) in join(sim, host, &mgids) {
+        for (mgid, mlid) in join(sim, host, &mgids, sl) {
             let known = *mlids.entry(mgid.clone()).or_insert(mlid);
             assert_eq!(known, mlid, "{mgid} has one MLID");
         }

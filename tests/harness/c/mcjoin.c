@@ -4,7 +4,8 @@
  * osmroute integration tests; run under umad2sim with SIM_HOST naming the
  * host (ibsim), e.g.
  *   SIM_HOST=h0 LD_PRELOAD=.../libumad2sim.so mcjoin ff12:401b:ffff::ffff:ffff ff12:1234::7
- * A group that does not exist is created (Q_Key, P_Key 0xffff, SL 0).
+ * A group that does not exist is created (Q_Key, P_Key 0xffff, SL 0 or
+ * the SL in MCJOIN_SL; a join must name the SL of an existing group).
  * Prints one line per group: "joined MGID mlid 0xC001" or an error; exits 1
  * if any join failed.
  */
@@ -30,7 +31,8 @@ enum {
 	CM_PKEY = 1 << 7, CM_SL = 1 << 12, CM_FLOW = 1 << 13, CM_JOIN_STATE = 1 << 16,
 };
 
-static int join(int fd, int agent, const umad_port_t *port, const uint8_t mgid[16], uint64_t tid)
+static int join(int fd, int agent, const umad_port_t *port, const uint8_t mgid[16], uint64_t tid,
+		uint8_t sl)
 {
 	size_t len = umad_size() + sizeof(struct umad_sa_packet);
 	void *umad = calloc(1, len);
@@ -51,7 +53,7 @@ static int join(int fd, int agent, const umad_port_t *port, const uint8_t mgid[1
 	memcpy(rec->portgid + 8, &port->port_guid, 8);
 	rec->qkey = htonl(MC_QKEY);
 	rec->pkey = htons(0xffff);
-	rec->sl_flow_hop = umad_sa_mcm_set_sl_flow_hop(0, 0, 0);
+	rec->sl_flow_hop = umad_sa_mcm_set_sl_flow_hop(sl, 0, 0);
 	rec->scope_state = umad_sa_mcm_set_scope_state(2, 1); /* link-local, full member */
 	umad_set_addr(umad, port->sm_lid, 1, 0, QP1_QKEY);
 	if (umad_send(fd, agent, umad, (int)sizeof(struct umad_sa_packet), 1000, 3) < 0)
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
 {
 	umad_port_t port;
 	int fd, agent, i, failed = 0;
+	const char *sl_text = getenv("MCJOIN_SL");
+	uint8_t sl = sl_text ? (uint8_t)(atoi(sl_text) & 0xf) : 0;
 
 	if (umad_init() < 0 || umad_get_port(NULL, 0, &port) < 0) {
 		fprintf(stderr, "mcjoin: no umad port\n");
@@ -103,7 +107,7 @@ int main(int argc, char **argv)
 			failed = 1;
 			continue;
 		}
-		mlid = join(fd, agent, &port, mgid, ((uint64_t)getpid() << 12) | (uint64_t)i);
+		mlid = join(fd, agent, &port, mgid, ((uint64_t)getpid() << 12) | (uint64_t)i, sl);
 		if (mlid < 0) {
 			fprintf(stderr, "mcjoin: joining %s failed\n", argv[i]);
 			failed = 1;

@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod flood;
+pub mod opensm_like;
 pub mod rules;
 pub mod tree;
 pub mod verified;
@@ -65,14 +66,19 @@ impl GroupMft {
 
 /// The MFTs of group `mlid` on `sl` for `members` (end ports: CA ports, or
 /// a switch's port 0) under `rule`: the tree the rule gives cut to the
-/// members. Fewer than two members need no forwarding: empty MFTs.
+/// members, or OpenSM's kind of tree on an SL the rule does not cover.
+/// Fewer than two members need no forwarding: empty MFTs.
 pub fn build_group(
     fabric: &Fabric,
     rule: &rules::TreeRule,
+    routing: &crate::routing::Routing,
     mlid: u16,
     sl: u8,
     members: &[PortRef],
 ) -> Result<GroupMft, String> {
+    if !rule.covers(sl) {
+        return opensm_like::opensm_like(fabric, routing, mlid, sl, members);
+    }
     let mut switches: Vec<SwitchId> = members
         .iter()
         .filter_map(|&m| tree::attachment(fabric, m).map(|(s, _)| s))

@@ -41,6 +41,10 @@ use crate::topology::dragonfly::discover_groups;
 pub enum TreeRule {
     /// Master trees; each group is cut from one, chosen by its MLID.
     Masters(Vec<Tree>),
+    /// Master trees checked only for the SLs of the mask (a bit per SL);
+    /// groups on other SLs get OpenSM's kind of tree (`opensm_like`),
+    /// which nothing checks.
+    SomeSls(Vec<Tree>, u16),
     /// Per group a downward tree from a top switch of a fat tree.
     FatTree(FatTreeLevels),
 }
@@ -62,18 +66,19 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
         // Intact: the hub tree, and more trees where the check accepts
         // them. Damaged: no structural argument, but checked trees may do.
         "dla" => match dragonfly_master(fabric) {
-            Ok(hub) if !super::verified::checkable(fabric) => Ok(vec![hub]),
-            Ok(hub) => verified_masters(fabric, routing, Some(hub)),
-            Err(why) => verified_masters(fabric, routing, None).map_err(|e| format!("{why}; {e}")),
-        }
-        .map(TreeRule::Masters),
+            Ok(hub) if !super::verified::checkable(fabric) => Ok(TreeRule::Masters(vec![hub])),
+            Ok(hub) => verified_masters(fabric, routing, Some(hub)).map(checked),
+            Err(why) => verified_masters(fabric, routing, None)
+                .map(checked)
+                .map_err(|e| format!("{why}; {e}")),
+        },
         "mlid" if routing.vls_needed() > 1 => Err(
             "hosts on the top switches put mlid's unicast on two VLs, which the up*/down* tree argument does not cover"
                 .to_string(),
         ),
         "mlid" => fat_tree_levels(fabric.graph()).map(TreeRule::FatTree),
         "pssp" | "layered" | "sfmin" | "hxdor" => {
-            verified_masters(fabric, routing, None).map(TreeRule::Masters)
+            verified_masters(fabric, routing, None).map(checked)
         }
         other => Err(format!("{other} has no multicast tree rule")),
     }
@@ -89,12 +94,36 @@ impl TreeRule {
         switches: &[SwitchId],
     ) -> Result<Tree, String> {
         match self {
-            TreeRule::Masters(trees) if !trees.is_empty() => {
+            TreeRule::Masters(trees) | TreeRule::SomeSls(trees, _) if !trees.is_empty() => {
                 Ok(trees[spread(mlid, 0x5eed) % trees.len()].clone())
             }
-            TreeRule::Masters(_) => Err("no master tree".into()),
+            TreeRule::Masters(_) | TreeRule::SomeSls(..) => Err("no master tree".into()),
             TreeRule::FatTree(levels) => downward_tree(fabric.graph(), levels, mlid, switches),
         }
+    }
+}
+
+/// Trees checked on every SL, or on some.
+fn checked((trees, sls): (Vec<Tree>, u16)) -> TreeRule {
+    if sls == super::verified::ALL_SLS {
+        TreeRule::Masters(trees)
+    } else {
+        TreeRule::SomeSls(trees, sls)
+    }
+}
+
+impl TreeRule {
+    /// Whether groups on `sl` get a tree the rule covers.
+    pub fn covers(&self, sl: u8) -> bool {
+        match self {
+            TreeRule::SomeSls(_, sls) => sls & (1 << (sl & 0xf)) != 0,
+            _ => true,
+        }
+    }
+
+    /// The SLs covered, for messages.
+    pub fn covered_sls(&self) -> Vec<u8> {
+        (0..16).filter(|&sl| self.covers(sl)).collect()
     }
 }
 

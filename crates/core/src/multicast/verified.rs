@@ -44,18 +44,23 @@ fn routes(fabric: &Fabric) -> u64 {
     fabric.cas().count() as u64 * fabric.ca_lids().count() as u64
 }
 
+/// Every SL (a bit per SL).
+pub const ALL_SLS: u16 = 0xffff;
+
 /// Most master trees a fabric gets (groups are spread over them by MLID).
 const MAX_TREES: usize = 4;
 
 /// Master trees whose floods together with unicast's have no credit loop
 /// on any SL: `first` (if given) and the candidates, each taken when the
 /// union of unicast and every tree taken so far stays free of cycles, up
-/// to `MAX_TREES`; or why none could be taken.
+/// to `MAX_TREES`, with the SLs they were checked for (all 16). When no
+/// tree passes on every SL: the first candidate alone and the SLs on which
+/// it passes (an SL no unicast route uses, say); or why none.
 pub fn verified_masters(
     fabric: &Fabric,
     routing: &Routing,
     first: Option<Tree>,
-) -> Result<Vec<Tree>, String> {
+) -> Result<(Vec<Tree>, u16), String> {
     let graph = fabric.graph();
     let hosts: Vec<PortRef> = fabric
         .end_ports()
@@ -87,8 +92,12 @@ pub fn verified_masters(
             .map(|&r| breadth_first(fabric, r)),
     );
     let (mut taken, mut tried) = (Vec::new(), Vec::new());
-    let mut union = unicast;
+    let mut union = unicast.clone();
+    let mut first_candidate = None;
     for tree in candidates {
+        if first_candidate.is_none() {
+            first_candidate = Some(tree.clone());
+        }
         let tree = Tree {
             same_cables: true,
             ..tree
@@ -107,7 +116,26 @@ pub fn verified_masters(
         }
     }
     if !taken.is_empty() {
-        return Ok(taken);
+        return Ok((taken, ALL_SLS));
+    }
+    if let Some(tree) = first_candidate.map(|t| Tree {
+        same_cables: true,
+        ..t
+    }) {
+        let sls = (0..16u8)
+            .filter(|&sl| {
+                let mut with = unicast.clone();
+                cut(fabric, &tree, 0xC000, sl, &hosts).is_ok_and(|whole| {
+                    for_each_dependency(fabric, routing.sl2vl.as_ref(), &whole, &mut |a, b| {
+                        with.add(a, b)
+                    });
+                    with.find_cycle().is_none()
+                })
+            })
+            .fold(0u16, |mask, sl| mask | 1 << sl);
+        if sls != 0 {
+            return Ok((vec![tree], sls));
+        }
     }
     Err(format!(
         "each of {} candidate trees (rooted at {}{}) closes a credit loop with this unicast routing",
