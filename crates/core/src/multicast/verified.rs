@@ -26,7 +26,7 @@ use super::flood::for_each_dependency;
 use super::tree::{cut, Tree};
 use crate::analysis::credit::DependencyGraph;
 use crate::analysis::report::analyze_with_dependencies;
-use crate::fabric::{Fabric, PortRef, SwitchId};
+use crate::fabric::{Fabric, PortNum, PortRef, SwitchId};
 use crate::routing::Routing;
 
 /// Largest routing (CA ports times CA LIDs) checked at routing time.
@@ -133,6 +133,7 @@ pub fn verified_masters(
                 })
             })
             .fold(0u16, |mask, sl| mask | 1 << sl);
+        let sls = apart_from_the_rest(fabric, routing, sls);
         if sls != 0 {
             return Ok((vec![tree], sls));
         }
@@ -143,6 +144,33 @@ pub fn verified_masters(
         tried.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
         if tried.len() > 3 { ", ..." } else { "" }
     ))
+}
+
+/// The SLs of `sls` that no other SL shares a VL with on any switch hop:
+/// groups on the SLs left out get unchecked trees, whose dependencies must
+/// not land on the VLs the checked ones were checked on. Repeated until
+/// stable (an SL dropped joins the unchecked ones).
+fn apart_from_the_rest(fabric: &Fabric, routing: &Routing, mut sls: u16) -> u16 {
+    let Some(tables) = routing.sl2vl.as_ref() else {
+        return if sls == ALL_SLS { sls } else { 0 }; // one VL for all
+    };
+    loop {
+        let before = sls;
+        for s in fabric.switch_ids() {
+            let ports = tables.switch_ports(s) as u8;
+            for (i, o) in (0..ports).flat_map(|i| (0..ports).map(move |o| (i, o))) {
+                let t = tables.switch_table(s, PortNum::new(i), PortNum::new(o));
+                let shared = (0..16)
+                    .filter(|&c| sls & (1 << c) != 0)
+                    .filter(|&c| (0..16).any(|u| sls & (1 << u) == 0 && t[u] == t[c]))
+                    .fold(0u16, |m, c| m | 1 << c);
+                sls &= !shared;
+            }
+        }
+        if sls == before {
+            return sls;
+        }
+    }
 }
 
 /// The flood dependencies of `tree` with every host a member, on every SL
