@@ -1,10 +1,11 @@
 //! Per engine family, the trees its groups are cut from and why those add
 //! no credit loop to the engine's unicast routing.
 //!
-//! - **Dragonfly (`dla`, intact)**: one master tree per fabric. Group 0 (the
+//! - **Dragonfly (`dla`, intact)**: the hub tree (plus up to three more
+//!   trees where the check of `verified` accepts them). Group 0 (the
 //!   group of the lowest-GUID switch) is the hub: its lowest switch `R` is
 //!   the root and every other switch of group 0 hangs off `R`; every other
-//!   group hangs off group 0 by the one global cable between them, its
+//!   group hangs off group 0 by a global cable between them, its
 //!   entry switch `E` being the parent of the rest of its group. dla's
 //!   unicast routes are local (VL 0) -> global (VL 0) -> local (VL 1) -> CA,
 //!   so a unicast dependency never leads from a VL-1 local channel or from
@@ -27,8 +28,9 @@
 //!   then down. A dependency from a down channel to an up one then never
 //!   occurs, up channels only lead to higher ones and down channels to
 //!   lower ones: no cycle, with any number of such trees.
-//! - pssp, layered, sfmin, hxdor: one master tree, checked at routing
-//!   time against the engine's unicast (`verified`).
+//! - pssp, layered, sfmin, hxdor: master trees checked at routing time
+//!   against the engine's unicast (`verified`), on every SL or, failing
+//!   that, on the SLs where the check passes.
 
 use super::tree::{spread, Tree};
 use super::verified::verified_masters;

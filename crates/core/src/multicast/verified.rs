@@ -16,9 +16,12 @@
 //!
 //! Candidates: on a Dragonfly dla's hub tree (`rules`), then trees from
 //! the most central switches (least eccentricity, then the lowest GUID),
-//! eight at most; the tree from a root is a
-//! breadth-first one (each switch hung from its lowest-GUID neighbour one
-//! hop nearer the root). The check traces every route, so it is skipped on
+//! eight at most; the tree from a root is a breadth-first one (each switch
+//! hung from its lowest-GUID neighbour one hop nearer the root). When none
+//! passes on every SL, the first candidate covers the SLs on which it
+//! passes alone and which share no VL with the other SLs on any hop (SLs
+//! the unicast leaves alone); groups on other SLs get OpenSM's kind of
+//! tree (`opensm_like`). The check traces every route, so it is skipped on
 //! fabrics with more than `MAX_ROUTES` CA-to-CA routes, which then keep
 //! OpenSM's own trees.
 
