@@ -296,6 +296,9 @@ impl EngineContext {
                 self.name(),
                 ms(started)
             );
+            if let Some(why) = plan.problem() {
+                log::warn!("{}: multicast: {why}", self.name());
+            }
             if let Some(sls) = plan.partial() {
                 log::warn!(
                     "{}: multicast: trees checked against credit loops only for groups on SLs {sls:?}; groups on \
@@ -308,15 +311,6 @@ impl EngineContext {
         })
     }
 
-    /// Why the last routing has no multicast trees of ours, or `None` when
-    /// it has (`Some` also before any pass).
-    pub fn multicast_problem(&self) -> Option<String> {
-        match self.published() {
-            Some(p) => self.plan(&p).problem().map(str::to_string),
-            None => Some("no routing pass yet".into()),
-        }
-    }
-
     /// The MFT entries (switch node GUID, port) of group `mlid` for the
     /// member ports `guids`, and a line for the log.
     pub fn multicast_entries(
@@ -326,6 +320,14 @@ impl EngineContext {
         guids: &[u64],
     ) -> Result<(Vec<(u64, u8)>, String), String> {
         let p = self.published().ok_or("no routing pass yet")?;
+        if guids.len() < 2 {
+            // Nothing to forward (OpenSM's default does the same); no need
+            // to work the tree rule out for it.
+            return Ok((
+                Vec::new(),
+                format!("MLID {mlid:#06X}: fewer than two members"),
+            ));
+        }
         let (group, entries) =
             self.plan(&p)
                 .entries(&p.fabric, &p.outcome.routing, mlid, sl, guids)?;

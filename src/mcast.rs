@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use osmroute_core::fabric::{Fabric, PortRef};
+use osmroute_core::multicast::opensm_like::opensm_like;
 use osmroute_core::multicast::rules::{rule_for, TreeRule};
 use osmroute_core::multicast::{build_group, GroupMft};
 use osmroute_core::Routing;
@@ -25,7 +26,8 @@ impl MulticastPlan {
         }
     }
 
-    /// Why this routing has no trees of ours (OpenSM's own are used then).
+    /// Why this routing has no trees of ours (its groups get OpenSM's kind
+    /// of tree then).
     pub fn problem(&self) -> Option<&str> {
         self.rule.as_ref().err().map(String::as_str)
     }
@@ -51,7 +53,6 @@ impl MulticastPlan {
         sl: u8,
         guids: &[u64],
     ) -> Result<(GroupMft, Vec<(u64, u8)>), String> {
-        let rule = self.rule.as_ref().map_err(Clone::clone)?;
         let mut members: Vec<PortRef> = Vec::with_capacity(guids.len());
         for g in guids {
             match self.port_by_guid.get(g) {
@@ -61,7 +62,10 @@ impl MulticastPlan {
                 ),
             }
         }
-        let group = build_group(fabric, rule, routing, mlid, sl, &members)?;
+        let group = match &self.rule {
+            Ok(rule) => build_group(fabric, rule, routing, mlid, sl, &members)?,
+            Err(_) => opensm_like(fabric, routing, mlid, sl, &members)?,
+        };
         let mut out = Vec::new();
         for s in group.switches() {
             let guid = fabric.switch_node(s).guid;

@@ -3,9 +3,10 @@
 //! groups of 2-24 hosts. Our engines build the trees; the MFTs read back
 //! from the switches equal OpenSM's dump; `osmroute check` finds no credit
 //! loop in unicast and multicast together and every member reached once;
-//! groups survive a re-sweep after a cable fails. For contrast, pssp (no
-//! tree rule of ours: OpenSM builds its default trees) has the cycle the
-//! broadcast tree closes with its unicast.
+//! groups survive a re-sweep after a cable fails. For contrast, pssp with
+//! OpenSM's own default trees (or its own rule's OpenSM-like tree on SL 0)
+//! has the cycle the broadcast tree closes with its unicast, and none with
+//! every group on the SL its unicast leaves free.
 
 mod harness;
 

@@ -1,11 +1,11 @@
 //! The FFI side of our multicast trees: `build_stree`, the
 //! `mcast_build_stree` callback OpenSM calls per MLID (`osm_mcast_mgr.c`,
 //! after clearing the MLID's MFT entries on every switch), and `arm`,
-//! which after each routing pass of ours installs it, or removes it so
-//! that OpenSM builds its default trees when the engine has no loop-free
-//! tree rule for this fabric. OpenSM logs an error and leaves a group
-//! without MFT entries when the callback fails, so failing is kept for
-//! what cannot happen in a consistent subnet.
+//! which installs it after each routing pass of ours. Without a tree rule
+//! for the fabric the groups get OpenSM's kind of tree from the core
+//! (`opensm_like`). OpenSM logs an error and leaves a group without MFT
+//! entries when the callback fails, so failing is kept for what cannot
+//! happen in a consistent subnet.
 
 use std::os::raw::c_void;
 
@@ -25,7 +25,8 @@ const MAX_MEMBERS: usize = 49_152;
 pub const OPENSM_TREES_ENV: &str = "OSMROUTE_OPENSM_MULTICAST";
 
 /// After a routing pass by one of our engines (`routing_engine_used`):
-/// our trees when its rule holds for this fabric, else OpenSM's.
+/// install our `build_stree` (which works the tree rule out when the first
+/// group with members needs it), or with `OPENSM_TREES_ENV` remove it.
 pub fn arm(osm: Osm) {
     // SAFETY: called from the UCAST_ROUTING_DONE event on the SM's thread;
     // `routing_engine_used` is the engine struct of one of ours (checked by
@@ -44,13 +45,7 @@ pub fn arm(osm: Osm) {
             sys::osmroute_set_mcast_build_stree(re, None);
             return;
         }
-        match ctx.multicast_problem() {
-            None => sys::osmroute_set_mcast_build_stree(re, Some(build_stree)),
-            Some(why) => {
-                log::warn!("{}: multicast: {why}", ctx.name());
-                sys::osmroute_set_mcast_build_stree(re, None);
-            }
-        }
+        sys::osmroute_set_mcast_build_stree(re, Some(build_stree));
     }
 }
 

@@ -62,7 +62,9 @@ pub struct FatTreeLevels {
 /// (then OpenSM's own trees are used).
 pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<TreeRule, String> {
     let why = |e: String| {
-        format!("{e}; OpenSM builds its default trees, which nothing checks against credit loops")
+        format!(
+            "{e}; its groups get OpenSM's kind of tree, which nothing checks against credit loops"
+        )
     };
     match engine {
         // Intact: the hub tree, and more trees where the check accepts
