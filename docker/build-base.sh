@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Builds the Debian bookworm base image locally, since no container
-# registry is reachable: debootstrap (minbase) from the Debian mirror this
-# machine's apt already uses, then `docker import`, tagged so that the
-# Dockerfile's `FROM debian:bookworm-slim` resolves without a pull.
+# Builds a Debian base image locally, since no container registry is
+# reachable: debootstrap (minbase) of RELEASE (bookworm or trixie; default
+# bookworm) from the Debian mirror this machine's apt already uses, then
+# `docker import`, tagged so that the Dockerfile's
+# `FROM debian:RELEASE-slim` resolves without a pull.
 # Does nothing when the image exists. Needs root (debootstrap).
+#
+#   docker/build-base.sh [RELEASE]
 set -euo pipefail
-TAG=${OSMROUTE_BASE_IMAGE:-debian:bookworm-slim}
+RELEASE=${1:-bookworm}
+TAG=${OSMROUTE_BASE_IMAGE:-debian:$RELEASE-slim}
 
 if docker image inspect "$TAG" >/dev/null 2>&1; then
     echo "base image $TAG already present" >&2
@@ -24,12 +28,16 @@ security=${security:-http://deb.debian.org/debian-security}
 
 root=$(mktemp -d /tmp/osmroute-rootfs.XXXXXX)
 trap 'rm -rf "$root"' EXIT
-echo "debootstrap bookworm from $mirror into $root" >&2
-debootstrap --variant=minbase bookworm "$root" "$mirror" >&2
+echo "debootstrap $RELEASE from $mirror into $root" >&2
+# A debootstrap older than the release may lack its script; every current
+# release bootstraps like sid.
+script=""
+[ -e "/usr/share/debootstrap/scripts/$RELEASE" ] || script=/usr/share/debootstrap/scripts/sid
+debootstrap --variant=minbase "$RELEASE" "$root" "$mirror" $script >&2
 cat >"$root/etc/apt/sources.list" <<LIST
-deb $mirror bookworm main
-deb $mirror bookworm-updates main
-deb $security bookworm-security main
+deb $mirror $RELEASE main
+deb $mirror $RELEASE-updates main
+deb $security $RELEASE-security main
 LIST
 # Keep images small, as the official slim images do.
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/usr/share/doc/* "$root"/usr/share/man/*

@@ -16,10 +16,10 @@ use osmroute_core::dumps::bundle::{Bundle, Contents, DumpOptions};
 use osmroute_core::engines::{EngineInfo, Outcome};
 use osmroute_core::fabric::{Fabric, Lid, PortNum};
 use osmroute_core::routing::{pack_sl2vl, unpack_sl2vl};
-use osmroute_core::Error;
+use osmroute_core::{Decline, Error};
 
 use crate::config_source::ConfigSource;
-use crate::osm::{Osm, PortOwner, SwitchHandle};
+use crate::osm::{EngineFactory, Options, Osm, Pass, PortOwner, RoutingEngine, SwitchHandle};
 use crate::{apply, snapshot};
 
 /// What the plugin registers per engine; OpenSM keeps a pointer to it.
@@ -29,11 +29,12 @@ pub struct Registration {
     pub config: Arc<ConfigSource>,
 }
 
-/// What a routing pass computed, between its two callbacks.
+/// What a routing pass computed, between its two callbacks. OpenSM's
+/// switches are not kept: the second callback takes them afresh from its
+/// own `Pass` (they are only valid within one callback).
 struct Pending {
     fabric: Fabric,
     outcome: Outcome,
-    switches: Vec<SwitchHandle>,
     started: Instant,
     timings: String,
 }
@@ -49,7 +50,6 @@ struct Published {
 
 pub struct EngineContext {
     registration: &'static Registration,
-    osm: Osm,
     pending: Mutex<Option<Pending>>,
     published: RwLock<Option<Arc<Published>>>,
     /// The LMC the engine last asked OpenSM for (0: none).
@@ -60,23 +60,93 @@ fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
 }
 
-impl EngineContext {
-    pub fn new(registration: &'static Registration, osm: Osm) -> Self {
-        let name = registration.info.name;
+impl EngineFactory for Registration {
+    type Engine = EngineContext;
+
+    fn setup(&'static self, _osm: &Osm) -> Result<EngineContext, String> {
         log::info!(
-            "{name}: set up (options from {})",
-            registration.config.describe()
+            "{}: set up (options from {})",
+            self.info.name,
+            self.config.describe()
         );
-        EngineContext {
-            registration,
-            osm,
+        Ok(EngineContext {
+            registration: self,
             pending: Mutex::new(None),
             published: RwLock::new(None),
             lmc_requested: AtomicU8::new(0),
+        })
+    }
+}
+
+impl RoutingEngine for EngineContext {
+    fn name(&self) -> &'static str {
+        self.registration.info.name
+    }
+
+    fn compute(&self, pass: &Pass<'_>) -> Result<(), String> {
+        self.compute_pass(pass).map_err(|e| e.to_string())
+    }
+
+    fn write(&self, pass: &Pass<'_>) -> Result<(), String> {
+        self.write_pass(pass).map_err(|e| e.to_string())
+    }
+
+    /// The SL-to-VL table OpenSM is about to program, with this routing's.
+    fn sl2vl(&self, owner: PortOwner, in_port: u8, out_port: u8, raw: &mut [u8; 8]) {
+        let Some(p) = self.published() else { return };
+        let Some(sl2vl) = &p.outcome.routing.sl2vl else {
+            return;
+        };
+        match owner {
+            PortOwner::Switch { guid } => {
+                if let Some(s) = p.fabric.switch_with_guid(guid) {
+                    *raw = pack_sl2vl(sl2vl.switch_table(
+                        s,
+                        PortNum::new(in_port),
+                        PortNum::new(out_port),
+                    ));
+                }
+            }
+            PortOwner::ChannelAdapter => *raw = pack_sl2vl(&sl2vl.ca_table(&unpack_sl2vl(raw))),
         }
     }
 
-    pub fn name(&self) -> &'static str {
+    /// The SL of the path from `slid` to `dlid` (`hint` before any pass).
+    fn path_sl(&self, hint: u8, slid: u16, dlid: u16) -> u8 {
+        match self.published() {
+            Some(p) => p
+                .outcome
+                .routing
+                .path_sl
+                .sl(Lid::from_raw(slid), Lid::from_raw(dlid)),
+            None => hint,
+        }
+    }
+
+    /// The DLID the engine chose for paths from the port with base LID
+    /// `src_base` to the one with `dest_base`, if it chose one
+    /// (opensm-patch's SA asks, from its worker threads).
+    fn path_dlid(&self, src_base: u16, dest_base: u16) -> Option<u16> {
+        self.published()?
+            .outcome
+            .dlid_choice
+            .as_ref()?
+            .get(Lid::from_raw(src_base), Lid::from_raw(dest_base))
+            .map(Lid::raw)
+    }
+
+    fn multicast_entries(
+        &self,
+        mlid: u16,
+        sl: u8,
+        guids: &[u64],
+    ) -> Result<(Vec<(u64, u8)>, String), String> {
+        self.group_entries(mlid, sl, guids)
+    }
+}
+
+impl EngineContext {
+    fn name(&self) -> &'static str {
         self.registration.info.name
     }
 
@@ -85,13 +155,13 @@ impl EngineContext {
     }
 
     /// Snapshot and compute; an error is the engine declining.
-    pub fn compute(&self) -> Result<(), Error> {
+    fn compute_pass(&self, pass: &Pass<'_>) -> Result<(), Error> {
         let name = self.name();
         let settings = self.registration.config.current();
         let started = Instant::now();
-        let options = self.osm.options();
-        let mut snapshot =
-            snapshot::take(self.osm, &options).map_err(|e| Error::declined(name, e.to_string()))?;
+        let options = pass.options();
+        let mut snapshot = snapshot::take(pass, &options)
+            .map_err(|e| Error::declined(name, Decline::InvalidFabric, e.to_string()))?;
         let snapshot_ms = ms(started);
         // The hop-row pages are made private on this thread alone, before
         // any thread of ours starts (see `prefault_hop_row_pointers`).
@@ -135,7 +205,7 @@ impl EngineContext {
         let compute_ms = ms(compute) - reserve_ms;
         let outcome = outcome?;
         if let Some(lmc) = outcome.lmc_request {
-            self.request_lmc(&fabric, lmc);
+            self.request_lmc(pass, &fabric, lmc);
         }
         let timings = format!(
             "snapshot {snapshot_ms:.1} ms, hop-row pages {prefault_ms:.1} ms, compute {compute_ms:.1} ms, \
@@ -144,14 +214,14 @@ impl EngineContext {
         let pending = Pending {
             fabric,
             outcome,
-            switches,
             started,
             timings,
         };
         *self
             .pending
             .lock()
-            .map_err(|_| Error::declined(name, "internal lock poisoned"))? = Some(pending);
+            .map_err(|_| Error::declined(name, Decline::Internal, "internal lock poisoned"))? =
+            Some(pending);
         Ok(())
     }
 
@@ -159,7 +229,7 @@ impl EngineContext {
     /// OpenSM reassign every LID in a heavy sweep right after this one
     /// (this pass routes the LIDs it has). Asked once per LMC value, so a
     /// subnet that keeps the old LIDs cannot make OpenSM sweep forever.
-    fn request_lmc(&self, fabric: &Fabric, lmc: u8) {
+    fn request_lmc(&self, pass: &Pass<'_>, fabric: &Fabric, lmc: u8) {
         let name = self.name();
         if self.lmc_requested.swap(lmc, Ordering::SeqCst) == lmc {
             log::warn!("{name}: lmc {lmc} was already requested once; not asking again");
@@ -170,39 +240,41 @@ impl EngineContext {
              every port's LIDs will be reassigned",
             fabric.lmc()
         );
-        self.osm.request_lmc(lmc);
+        pass.request_lmc(lmc);
     }
 
     /// Writes the computed tables into OpenSM, the dump bundle into
     /// `dump_files_dir`, and publishes the routing.
-    pub fn write(&self) -> Result<(), Error> {
+    fn write_pass(&self, pass: &Pass<'_>) -> Result<(), Error> {
         let name = self.name();
         let Pending {
             fabric,
             outcome,
-            mut switches,
             started,
             timings,
         } = self
             .pending
             .lock()
-            .map_err(|_| Error::declined(name, "internal lock poisoned"))?
+            .map_err(|_| Error::declined(name, Decline::Internal, "internal lock poisoned"))?
             .take()
             .ok_or_else(|| {
                 Error::declined(
                     name,
+                    Decline::Internal,
                     "forwarding tables requested before the routing was computed",
                 )
             })?;
-        let options = self.osm.options();
+        let options = pass.options();
         let write_start = Instant::now();
+        let mut switches = snapshot::switches(pass, &fabric)
+            .map_err(|e| Error::declined(name, Decline::InvalidFabric, e))?;
         apply::write_tables(
             &fabric,
             &outcome.routing,
             &mut switches,
             options.routing_dumps,
         )
-        .map_err(|e| Error::declined(name, e))?;
+        .map_err(|e| Error::declined(name, Decline::Internal, e))?;
         let write_ms = ms(write_start);
         let published = Arc::new(Published {
             fabric,
@@ -228,7 +300,7 @@ impl EngineContext {
     /// and `osmroute check` read when OpenSM dumps its own tables, and
     /// always the path selection, without which hosts cannot use the
     /// routing. Files of ours from earlier passes go.
-    fn write_dumps(&self, published: &Published, options: &crate::osm::Options) {
+    fn write_dumps(&self, published: &Published, options: &Options) {
         let contents = if options.routing_dumps {
             Contents::ForChecking
         } else {
@@ -249,41 +321,6 @@ impl EngineContext {
             Ok(written) => log::debug!("wrote {written:?}"),
             Err(e) => log::error!("{e}; check dump_files_dir and its permissions"),
         }
-    }
-
-    /// The SL-to-VL table OpenSM is about to program, with this routing's.
-    pub fn sl2vl(&self, owner: PortOwner, in_port: u8, out_port: u8, raw: &mut [u8; 8]) {
-        let Some(p) = self.published() else { return };
-        let Some(sl2vl) = &p.outcome.routing.sl2vl else {
-            return;
-        };
-        match owner {
-            PortOwner::Switch { guid } => {
-                if let Some(s) = p.fabric.switch_with_guid(guid) {
-                    *raw = pack_sl2vl(sl2vl.switch_table(
-                        s,
-                        PortNum::new(in_port),
-                        PortNum::new(out_port),
-                    ));
-                }
-            }
-            PortOwner::ChannelAdapter => *raw = pack_sl2vl(&sl2vl.ca_table(&unpack_sl2vl(raw))),
-        }
-    }
-
-    /// The DLID the engine chose for paths from the port with base LID
-    /// `src_base` to the one with `dest_base`, if it chose one (opensm-patch's
-    /// SA asks, from its worker threads).
-    pub fn path_dlid(&self, src_base: Lid, dest_base: Lid) -> Option<Lid> {
-        self.published()?
-            .outcome
-            .dlid_choice
-            .as_ref()?
-            .get(src_base, dest_base)
-    }
-
-    pub fn osm(&self) -> Osm {
-        self.osm
     }
 
     /// The multicast plan of a published pass, worked out once.
@@ -313,7 +350,7 @@ impl EngineContext {
 
     /// The MFT entries (switch node GUID, port) of group `mlid` for the
     /// member ports `guids`, and a line for the log.
-    pub fn multicast_entries(
+    fn group_entries(
         &self,
         mlid: u16,
         sl: u8,
@@ -337,13 +374,5 @@ impl EngineContext {
             group.switches().count()
         );
         Ok((entries, line))
-    }
-
-    /// The SL of the path from `slid` to `dlid` (`hint` before any pass).
-    pub fn path_sl(&self, hint: u8, slid: Lid, dlid: Lid) -> u8 {
-        match self.published() {
-            Some(p) => p.outcome.routing.path_sl.sl(slid, dlid),
-            None => hint,
-        }
     }
 }

@@ -11,7 +11,7 @@ use std::sync::RwLock;
 
 use log::{Level, LevelFilter, Log as _, Metadata, Record};
 
-use crate::osm::{sys, Log};
+use crate::osm::{Log, LogLevel};
 
 struct OpenSmLogger {
     target: RwLock<Option<Log>>,
@@ -21,13 +21,13 @@ static LOGGER: OpenSmLogger = OpenSmLogger {
     target: RwLock::new(None),
 };
 
-fn osm_level(level: Level) -> u8 {
-    (match level {
-        Level::Error => sys::OSM_LOG_ERROR,
-        Level::Warn | Level::Info => sys::OSM_LOG_INFO,
-        Level::Debug => sys::OSM_LOG_VERBOSE,
-        Level::Trace => sys::OSM_LOG_DEBUG,
-    }) as u8
+fn osm_level(level: Level) -> LogLevel {
+    match level {
+        Level::Error => LogLevel::Error,
+        Level::Warn | Level::Info => LogLevel::Info,
+        Level::Debug => LogLevel::Verbose,
+        Level::Trace => LogLevel::Debug,
+    }
 }
 
 impl OpenSmLogger {

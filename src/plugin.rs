@@ -11,24 +11,19 @@ use osmroute_core::engines::ENGINES;
 
 use crate::config_source::ConfigSource;
 use crate::engine::Registration;
-use crate::osm::Osm;
+use crate::osm::{EventPlugin, Osm};
 
 /// OpenSM keeps pointers to the registrations for as long as it runs, and
 /// loads the plugin once: they live for the process.
 static REGISTRATIONS: OnceLock<Vec<Registration>> = OnceLock::new();
 
-/// Events the plugin acts on.
-pub enum Event {
-    UnicastRoutingDone,
-}
+/// The plugin OpenSM keeps from `create` to `delete`. Its log lines go
+/// into OpenSM's log from `create` on, until it is dropped.
+pub struct Plugin;
 
-/// What `create` hands OpenSM as plugin data.
-pub struct Plugin {
-    osm: Osm,
-}
-
-impl Plugin {
-    pub fn create(osm: Osm) -> Result<Plugin, String> {
+impl EventPlugin for Plugin {
+    fn create(osm: &Osm) -> Result<Plugin, String> {
+        crate::logger::attach(osm.log());
         let config = Arc::new(ConfigSource::from_environment());
         let registrations = REGISTRATIONS.get_or_init(|| {
             ENGINES
@@ -67,34 +62,36 @@ impl Plugin {
                  chose per source in osmroute-path-select.txt (opensm-patch makes the SA answer them)"
             );
         }
-        Ok(Plugin { osm })
+        Ok(Plugin)
     }
 
     /// After a routing pass by another engine (ours declined, or OpenSM's
     /// own is configured), files of ours in the dump directory describe an
     /// earlier routing: remove them, so checks never mix passes.
-    pub fn report(&self, event: Event) -> Result<(), String> {
-        match event {
-            Event::UnicastRoutingDone => {
-                let used = self.osm.routing_engine_used();
-                if used
-                    .as_deref()
-                    .is_some_and(|name| ENGINES.iter().any(|e| e.name == name))
-                {
-                    crate::osm::mcast::arm(self.osm);
-                    return Ok(());
-                }
-                let dir = self.osm.options().dump_dir;
-                let removed = remove_ours(&dir).map_err(|e| e.to_string())?;
-                if !removed.is_empty() {
-                    log::info!(
-                        "{} routed this pass: removed osmroute's files of an earlier pass from {}",
-                        used.as_deref().unwrap_or("another engine"),
-                        dir.display()
-                    );
-                }
-                Ok(())
-            }
+    fn unicast_routing_done(&self, osm: &Osm) -> Result<(), String> {
+        let used = osm.routing_engine_used();
+        if used
+            .as_deref()
+            .is_some_and(|name| ENGINES.iter().any(|e| e.name == name))
+        {
+            return Ok(());
         }
+        let dir = osm.options().dump_dir;
+        let removed = remove_ours(&dir).map_err(|e| e.to_string())?;
+        if !removed.is_empty() {
+            log::info!(
+                "{} routed this pass: removed osmroute's files of an earlier pass from {}",
+                used.as_deref().unwrap_or("another engine"),
+                dir.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Plugin {
+    /// OpenSM's log is about to go away.
+    fn drop(&mut self) {
+        crate::logger::detach();
     }
 }

@@ -1,17 +1,18 @@
 //! OpenSM's subnet -> the core `Fabric`, taken at the start of each routing
-//! pass (under OpenSM's exclusive lock, so nothing moves underneath).
+//! pass (under OpenSM's exclusive lock, so nothing moves underneath), and
+//! OpenSM's switches in the fabric's switch order for writing the tables.
 
 use std::collections::HashMap;
 
 use osmroute_core::fabric::{describe, FabricBuilder, Lid, NodeId, NodeKind, PortRef, VlBudget};
 use osmroute_core::{Fabric, FabricError};
 
-use crate::osm::{NodeKey, Options, Osm, SwitchHandle};
+use crate::osm::{NodeKey, Options, Pass, SwitchHandle};
 
-pub struct Snapshot {
+pub struct Snapshot<'pass> {
     pub fabric: Fabric,
     /// OpenSM's switch for each switch id of `fabric`.
-    pub switches: Vec<SwitchHandle>,
+    pub switches: Vec<SwitchHandle<'pass>>,
 }
 
 /// What OpenSM's options and the ports' VL capabilities leave for routing.
@@ -43,12 +44,15 @@ fn vl_budget(
 }
 
 /// Reads every node, valid port, cable and LID of the subnet.
-pub fn take(osm: Osm, options: &Options) -> Result<Snapshot, FabricError> {
+pub fn take<'pass>(
+    pass: &'pass Pass<'_>,
+    options: &Options,
+) -> Result<Snapshot<'pass>, FabricError> {
     let mut builder = FabricBuilder::new();
     let mut ids: HashMap<NodeKey, NodeId> = HashMap::new();
     let mut nodes = Vec::new();
     let mut handles: Vec<Option<SwitchHandle>> = Vec::new();
-    for node in osm.nodes() {
+    for node in pass.nodes() {
         let kind = if node.is_switch() {
             NodeKind::Switch
         } else {
@@ -110,4 +114,30 @@ pub fn take(osm: Osm, options: &Options) -> Result<Snapshot, FabricError> {
         .filter_map(|&n| handles[n.idx()].take())
         .collect();
     Ok(Snapshot { fabric, switches })
+}
+
+/// OpenSM's switch for each switch id of `fabric`, found by node GUID: the
+/// second callback of a pass writes the tables the first one computed for
+/// the same subnet (OpenSM holds its lock across both).
+pub fn switches<'pass>(
+    pass: &'pass Pass<'_>,
+    fabric: &Fabric,
+) -> Result<Vec<SwitchHandle<'pass>>, String> {
+    let mut by_guid: HashMap<u64, SwitchHandle<'pass>> = pass
+        .nodes()
+        .filter_map(|node| Some((node.guid(), node.switch()?)))
+        .collect();
+    fabric
+        .switches()
+        .iter()
+        .map(|&n| {
+            let guid = fabric.node(n).guid;
+            by_guid.remove(&guid).ok_or_else(|| {
+                format!(
+                    "switch {} left the subnet between computing and writing the tables",
+                    describe(fabric.node(n))
+                )
+            })
+        })
+        .collect()
 }

@@ -61,6 +61,7 @@ fn the_package_holds_plugin_cli_docs_and_conffile() {
         "./usr/share/zsh/vendor-completions/_osmroute",
         "./usr/share/fish/vendor_completions.d/osmroute.fish",
         "./usr/share/doc/osmroute/README.md.gz",
+        "./usr/share/doc/osmroute/docs/engines/dla.md.gz",
         "./usr/share/doc/osmroute/copyright",
         "./etc/opensm/osmroute.conf",
     ] {

@@ -26,9 +26,7 @@ fn net_of(params: &dragonfly::Params, shuffle_seed: u64) -> String {
     netfile::write(&gen::shuffle_ports(&b, shuffle_seed))
 }
 
-fn timeout_for(net: &str) -> Duration {
-    Duration::from_secs(120 + net.lines().count() as u64 / 50)
-}
+use harness::timeout_for;
 
 fn assert_routed_cleanly(osm: &OpenSm) {
     assert!(
@@ -220,7 +218,7 @@ fn dla_declines_a_ring_and_opensm_falls_back_to_pssp() {
     let mut sim = Sim::start("ring", &net);
     let osm = sim.opensm(&["routing_engine dla,pssp", "qos TRUE"], &[]);
     osm.wait_for("pssp tables configured on all switches", timeout_for(&net));
-    let declines = osm.lines_with("ERR osmroute: dla declines: not a Dragonfly");
+    let declines = osm.lines_with("ERR osmroute: dla declines [osmroute-D003]");
     assert_eq!(
         declines.len(),
         1,

@@ -9,18 +9,9 @@ mod harness;
 use std::process::Command;
 use std::time::Duration;
 
-use harness::{build_dir, Sim};
+use harness::Sim;
 
-/// `osmroute ARGS...`, returning (exit code, standard output).
-fn osmroute(args: &[&str]) -> (i32, String) {
-    let out = Command::new(build_dir().join("osmroute"))
-        .args(args)
-        .output()
-        .expect("run osmroute");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code().unwrap_or(-1), text)
-}
+use harness::osmroute_seen as osmroute;
 
 fn counted(report: &str, prefix: &str) -> Option<usize> {
     let rest = report.lines().find_map(|l| l.strip_prefix(prefix))?;

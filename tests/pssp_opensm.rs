@@ -6,7 +6,6 @@
 mod harness;
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use harness::offline::{assert_dumped_path_sls, assert_switches_hold_offline_run};
 use harness::readback::{
@@ -24,9 +23,7 @@ fn generate(family: &[&str]) -> String {
     harness::generate_shuffled(family, 5)
 }
 
-fn timeout_for(net: &str) -> Duration {
-    Duration::from_secs(120 + net.lines().count() as u64 / 50)
-}
+use harness::timeout_for;
 
 /// Switch-to-switch hop distances, by a search of the test's own over the
 /// nodes' cables (not the switch graph the engines use).

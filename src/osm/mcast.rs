@@ -1,17 +1,17 @@
-//! The FFI side of our multicast trees: `build_stree`, the
-//! `mcast_build_stree` callback OpenSM calls per MLID (`osm_mcast_mgr.c`,
-//! after clearing the MLID's MFT entries on every switch), and `arm`,
-//! which installs it after each routing pass of ours. Without a tree rule
-//! for the fabric the groups get OpenSM's kind of tree from the core
-//! (`opensm_like`). OpenSM logs an error and leaves a group without MFT
-//! entries when the callback fails, so failing is kept for what cannot
-//! happen in a consistent subnet.
+//! `mcast_build_stree`, the callback OpenSM calls per MLID
+//! (`osm_mcast_mgr.c`, after clearing the MLID's MFT entries on every
+//! switch): the members from the group box, the engine's MFT entries
+//! (`RoutingEngine::multicast_entries`), written into OpenSM's MFTs. OpenSM
+//! logs an error and leaves a group without entries when the callback
+//! fails, so the engine gives OpenSM's kind of tree rather than failing
+//! where it has no tree rule; failing is kept for what cannot happen in a
+//! consistent subnet.
 
 use std::os::raw::c_void;
 
-use super::{sys, Osm};
-use crate::engine::EngineContext;
-use crate::guard::guarded;
+use super::glue::{slot, RoutingEngine};
+use super::guard::guarded;
+use super::sys;
 
 const IB_SUCCESS: sys::ib_api_status_t = sys::_ib_api_status_t_IB_SUCCESS;
 const IB_ERROR: sys::ib_api_status_t = sys::_ib_api_status_t_IB_ERROR;
@@ -24,32 +24,40 @@ const MAX_MEMBERS: usize = 49_152;
 /// to OpenSM's default builder: for comparing with what OpenSM does alone.
 pub const OPENSM_TREES_ENV: &str = "OSMROUTE_OPENSM_MULTICAST";
 
-/// After a routing pass by one of our engines (`routing_engine_used`):
-/// install our `build_stree` (which works the tree rule out when the first
-/// group with members needs it), or with `OPENSM_TREES_ENV` remove it.
-pub fn arm(osm: Osm) {
-    // SAFETY: called from the UCAST_ROUTING_DONE event on the SM's thread;
-    // `routing_engine_used` is the engine struct of one of ours (checked by
-    // the caller by name), whose context `glue::setup_engine` installed.
-    unsafe {
-        let re = (*osm.raw()).routing_engine_used;
-        if re.is_null() || (*re).context.is_null() {
-            return;
-        }
-        let ctx = &*((*re).context as *const EngineContext);
-        if std::env::var_os(OPENSM_TREES_ENV).is_some() {
-            log::info!(
-                "{}: multicast: {OPENSM_TREES_ENV} is set; OpenSM builds its default trees",
-                ctx.name()
-            );
-            sys::osmroute_set_mcast_build_stree(re, None);
-            return;
-        }
-        sys::osmroute_set_mcast_build_stree(re, Some(build_stree));
+type BuildStree =
+    unsafe extern "C" fn(*mut c_void, *mut sys::osm_mgrp_box_t) -> sys::ib_api_status_t;
+
+/// The callback for engine type `E`, or none (OpenSM's own trees) with
+/// `OPENSM_TREES_ENV` set.
+pub(super) fn build_stree_for<E: RoutingEngine>() -> Option<BuildStree> {
+    if std::env::var_os(OPENSM_TREES_ENV).is_some() {
+        log::info!("{OPENSM_TREES_ENV} is set: OpenSM builds its default multicast trees");
+        return None;
     }
+    Some(build_stree::<E>)
 }
 
-unsafe extern "C" fn build_stree(
+/// The member port GUIDs of a group box (host order), or `None`.
+///
+/// # Safety
+/// `mbox` must be a live group box, under OpenSM's lock.
+unsafe fn members(mbox: *mut sys::osm_mgrp_box_t) -> Option<Vec<u64>> {
+    let mut guids = vec![0u64; 64];
+    // SAFETY: see the function's contract; the shim writes at most `len`.
+    let mut n = unsafe { sys::osmroute_mbox_members(mbox, guids.as_mut_ptr(), guids.len() as u32) };
+    if n as usize > guids.len() && (n as usize) <= MAX_MEMBERS {
+        guids.resize(n as usize, 0);
+        // SAFETY: as above, with the larger buffer.
+        n = unsafe { sys::osmroute_mbox_members(mbox, guids.as_mut_ptr(), guids.len() as u32) };
+    }
+    if n < 0 || n as usize > guids.len() {
+        return None;
+    }
+    guids.truncate(n as usize);
+    Some(guids)
+}
+
+unsafe extern "C" fn build_stree<E: RoutingEngine>(
     ctx: *mut c_void,
     mbox: *mut sys::osm_mgrp_box_t,
 ) -> sys::ib_api_status_t {
@@ -58,45 +66,37 @@ unsafe extern "C" fn build_stree(
     }
     // SAFETY: OpenSM passes the context `setup_engine` installed and a live
     // group box, under its lock, for the duration of the call.
-    let ctx = unsafe { &*(ctx as *const EngineContext) };
+    let slot = unsafe { slot::<E>(ctx) };
+    let osm = slot.osm();
+    let name = slot.engine.name();
+    // SAFETY: as above.
     let (mlid, sl, guids) = unsafe {
-        let mut guids = vec![0u64; 64];
-        let mut n = sys::osmroute_mbox_members(mbox, guids.as_mut_ptr(), guids.len() as u32);
-        if n as usize > guids.len() && (n as usize) <= MAX_MEMBERS {
-            guids.resize(n as usize, 0);
-            n = sys::osmroute_mbox_members(mbox, guids.as_mut_ptr(), guids.len() as u32);
-        }
-        if n < 0 || n as usize > guids.len() {
-            log::error!(
-                "{}: multicast: cannot list the members of a group",
-                ctx.name()
-            );
+        let Some(guids) = members(mbox) else {
+            log::error!("{name}: multicast: cannot list the members of a group");
             return IB_ERROR;
-        }
-        guids.truncate(n as usize);
+        };
+        // OpenSM's default builder frees a tree it left in the box first.
+        sys::osmroute_mbox_purge_tree(osm.raw(), mbox);
         (
             sys::osmroute_mbox_mlid(mbox),
             sys::osmroute_mbox_sl(mbox),
             guids,
         )
     };
-    let osm = ctx.osm();
-    // SAFETY: as above; OpenSM's default builder does the same first.
-    unsafe { sys::osmroute_mbox_purge_tree(osm.raw(), mbox) };
-    guarded(ctx.name(), IB_ERROR, || -> Result<_, String> {
-        let (entries, line) = ctx
+    guarded(name, IB_ERROR, || -> Result<_, String> {
+        let (entries, line) = slot
+            .engine
             .multicast_entries(mlid, sl, &guids)
-            .map_err(|e| format!("{}: multicast MLID {mlid:#06X}: {e}", ctx.name()))?;
+            .map_err(|e| format!("{name}: multicast MLID {mlid:#06X}: {e}"))?;
         for (guid, port) in entries {
             // SAFETY: on the SM's thread under OpenSM's lock (see above).
             if unsafe { sys::osmroute_mcast_set(osm.raw(), guid, mlid, port) } != 0 {
                 return Err(format!(
-                    "{}: multicast MLID {mlid:#06X}: switch {guid:#018x} port {port} is not in the subnet",
-                    ctx.name()
+                    "{name}: multicast MLID {mlid:#06X}: switch {guid:#018x} port {port} is not in the subnet"
                 ));
             }
         }
-        log::debug!("{}: {line}", ctx.name());
+        log::debug!("{name}: {line}");
         Ok(IB_SUCCESS)
     })
 }

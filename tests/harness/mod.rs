@@ -71,6 +71,24 @@ pub fn osmroute(args: &[&str]) -> (bool, String) {
     )
 }
 
+/// `osmroute ARGS...` as a user sees it: its exit code (-1 if killed by a
+/// signal) and everything it printed, standard output then standard error.
+pub fn osmroute_seen(args: &[&str]) -> (i32, String) {
+    let out = Command::new(build_dir().join("osmroute"))
+        .args(args)
+        .output()
+        .expect("run osmroute");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// How long OpenSM may take to route the fabric of net file `net`: two
+/// minutes plus a second per 50 lines (discovery grows with the fabric).
+pub fn timeout_for(net: &str) -> Duration {
+    Duration::from_secs(120 + net.lines().count() as u64 / 50)
+}
+
 /// `osmroute check DIR ARGS...`, which must deliver every route and find
 /// no credit loop; returns its report.
 pub fn check_loop_free(dir: &Path, args: &[&str]) -> String {

@@ -3,38 +3,13 @@
 //! where routing does not need what is wrong. A panic would show as exit
 //! status 101; a hang as the FIFO test's time-out.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn osmroute(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_osmroute"))
-        .args(args)
-        .output()
-        .expect("run osmroute")
-}
+mod common;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("osmroute-bad-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-/// `osmroute gen ARGS` as net-file text.
-fn generate(args: &[&str]) -> String {
-    let out = osmroute(&[&["gen"][..], args].concat());
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    text(&out.stdout)
-}
+use common::{generate, osmroute, path, scratch, text};
 
 /// `net` with two more ports on `switch`, cabled to each other: a cable
 /// from the switch to itself (a miscabling seen in real fabrics).

@@ -1,21 +1,8 @@
 //! The `osmroute` command end to end: gen -> route -> check.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn osmroute(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_osmroute"))
-        .args(args)
-        .output()
-        .expect("run osmroute")
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("osmroute-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
+use common::{osmroute, scratch};
 
 #[test]
 fn gen_route_check_dla() {

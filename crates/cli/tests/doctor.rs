@@ -2,30 +2,10 @@
 //! has the problem and (where the diagnosis depends on it) one that has not.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-struct Run {
-    code: Option<i32>,
-    out: String,
-}
+mod common;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("osmroute-doctor-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
-}
-
-fn osmroute(args: &[&str]) -> Run {
-    let o = Command::new(env!("CARGO_BIN_EXE_osmroute"))
-        .args(args)
-        .output()
-        .expect("run osmroute");
-    Run {
-        code: o.status.code(),
-        out: String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
-    }
-}
+use common::{run as osmroute, scratch, Run};
 
 /// A plugin and an OpenSM executable of the given versions, as files that
 /// carry the version strings where the real ones do.
@@ -326,7 +306,7 @@ fn an_engine_that_declines_this_fabric_and_one_that_routes_it() {
     let ft = d.gen("ft.net", &["fattree", "--m", "4", "--n", "3"]);
     let r = d.run(GOOD, &["--fabric", &ft]);
     assert_eq!(r.code, Some(3), "{}", r.out);
-    assert!(r.out.contains("dla declines: not a Dragonfly"), "{}", r.out);
+    assert!(r.out.contains("dla declines [osmroute-D003]"), "{}", r.out);
     assert!(
         r.out
             .contains("change to: routing_engine mlid,dla,pssp,nue"),

@@ -18,9 +18,11 @@ pub mod parallel;
 pub mod pipeline;
 pub mod rng;
 pub mod routing;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod topology;
 
-pub use error::Error;
+pub use error::{Decline, Error};
 pub use fabric::{
     Fabric, FabricBuilder, FabricError, Lid, Node, NodeId, NodeKind, Peer, Port, PortNum, PortRef,
     SwitchId,

@@ -5,7 +5,7 @@
 use crate::config::{ConfigError, Settings, DUMP_SECTION};
 use crate::dumps::bundle::DumpOptions;
 use crate::engines::{EngineInfo, Outcome};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::Fabric;
 use crate::routing::Routing;
 
@@ -27,10 +27,14 @@ pub fn config_problem(engine: &EngineInfo, settings: &Settings) -> Option<Config
 pub fn route(engine: &EngineInfo, settings: &Settings, fabric: &Fabric) -> Result<Outcome, Error> {
     let name = engine.name;
     if let Some(e) = config_problem(engine, settings) {
-        return Err(Error::declined(name, format!("configuration error: {e}")));
+        return Err(Error::declined(
+            name,
+            Decline::Configuration,
+            format!("configuration error: {e}"),
+        ));
     }
     let configured = (engine.build)(&settings.section(name))
-        .map_err(|e| Error::declined(name, e.to_string()))?;
+        .map_err(|e| Error::declined(name, Decline::Configuration, e.to_string()))?;
     let outcome = configured.route(fabric).map_err(|e| as_decline(name, e))?;
     check_vl_budget(name, fabric, &outcome.routing)?;
     Ok(outcome)
@@ -41,7 +45,8 @@ pub fn route(engine: &EngineInfo, settings: &Settings, fabric: &Fabric) -> Resul
 fn as_decline(engine: &str, e: Error) -> Error {
     match e {
         Error::Declined { .. } => e,
-        other => Error::declined(engine, other.to_string()),
+        Error::Fabric(e) => Error::declined(engine, Decline::InvalidFabric, e.to_string()),
+        other => Error::declined(engine, Decline::Configuration, other.to_string()),
     }
 }
 
@@ -53,6 +58,7 @@ fn check_vl_budget(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<(
     if vls > 1 && !budget.sl2vl_programmed {
         return Err(Error::declined(
             engine,
+            Decline::QosOff,
             format!(
                 "this routing needs {vls} VLs for deadlock freedom, but OpenSM programs SL2VL tables only \
                  with QoS on; set `qos TRUE` in opensm.conf (without it the routing would have credit loops)"
@@ -62,6 +68,7 @@ fn check_vl_budget(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<(
     if vls > budget.data_vls {
         return Err(Error::declined(
             engine,
+            Decline::TooFewVls,
             format!("this routing needs {vls} VLs but {}", budget.limited_by),
         ));
     }
@@ -96,22 +103,17 @@ mod tests {
             sl2vl_programmed: false,
             ..VlBudget::default()
         };
-        let e = route(dla, &defaults, &dragonfly(no_qos))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("dla declines: this routing needs 2 VLs") && e.contains("set `qos TRUE`"),
-            "{e}"
-        );
+        let e = route(dla, &defaults, &dragonfly(no_qos)).unwrap_err();
+        assert_eq!(e.decline(), Some(Decline::QosOff), "{e}");
+        assert!(e.to_string().contains("set `qos TRUE`"), "{e}");
         let one = VlBudget {
             data_vls: 1,
             limited_by: "`max_op_vls 1` allows 1".into(),
             ..VlBudget::default()
         };
-        let e = route(dla, &defaults, &dragonfly(one))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("needs 2 VLs but `max_op_vls 1` allows 1"), "{e}");
+        let e = route(dla, &defaults, &dragonfly(one)).unwrap_err();
+        assert_eq!(e.decline(), Some(Decline::TooFewVls), "{e}");
+        assert!(e.to_string().contains("`max_op_vls 1` allows 1"), "{e}");
     }
 
     #[test]
@@ -123,8 +125,10 @@ mod tests {
             crate::engines::find("pssp").unwrap(),
         );
         let bad_dla = Settings::parse("dla.sl 16\n", "/etc/o.conf", &sections);
-        let e = route(dla, &bad_dla, &f).unwrap_err().to_string();
-        assert_eq!(e, "dla declines: configuration error: /etc/o.conf:1: key 'dla.sl': value '16' is not a number from 0 to 15");
+        let e = route(dla, &bad_dla, &f).unwrap_err();
+        assert_eq!(e.decline(), Some(Decline::Configuration), "{e}");
+        let e = e.to_string();
+        assert!(e.contains("/etc/o.conf:1") && e.contains("'dla.sl'"), "{e}");
         assert!(
             route(pssp, &bad_dla, &f).is_ok(),
             "another engine's key is not pssp's problem"

@@ -169,7 +169,7 @@ fn check_osmroute_conf(settings: &Settings, ours: &[&engines::EngineInfo], found
                 } else {
                     Warning
                 };
-                found.add(severity, format!("osmroute configuration: {text}"), "the line as `osmroute route --help` and the README's Configuration table describe it, or remove it");
+                found.add(severity, format!("osmroute configuration: {text}"), "the line as `osmroute route --help` and docs/configuration.md describe it, or remove it");
             }
         }
     }

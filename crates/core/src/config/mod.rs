@@ -122,7 +122,10 @@ impl Settings {
             if !known_sections.contains(&section) {
                 settings.errors.push(error(
                     None,
-                    format!("unknown section '{section}'; sections are {} (see README, section Configuration)", known_sections.join(", ")),
+                    format!(
+                        "unknown section '{section}'; sections are {} (see docs/configuration.md)",
+                        known_sections.join(", ")
+                    ),
                 ));
                 continue;
             }

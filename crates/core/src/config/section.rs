@@ -5,7 +5,7 @@ use super::{ConfigError, Entry};
 
 /// One option of a section: its key (without the section), its default as
 /// it would be written in the file, and what it means. The lists of these
-/// are the documentation of the file (README table, example file).
+/// are the documentation of the file (docs/configuration.md, example file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OptionSpec {
     pub key: &'static str,
@@ -141,7 +141,7 @@ impl<'a> Section<'a> {
                     key: format!("{}.{}", self.name, e.option),
                     section: Some(self.name.to_string()),
                     message: format!(
-                        "unknown key; {}'s keys are {} (see README, section Configuration)",
+                        "unknown key; {}'s keys are {} (see docs/configuration.md)",
                         self.name,
                         if keys.is_empty() {
                             "none".to_string()

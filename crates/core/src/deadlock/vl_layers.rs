@@ -4,7 +4,7 @@
 
 use super::layers::{assign_layers, LayerOptions, LayeringError};
 use crate::config::{ConfigError, OptionSpec, Section};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};
 
@@ -121,6 +121,7 @@ pub fn make_deadlock_free(
     let layering = assign_layers(fabric, &lfts, lid_order, &layer_opts).map_err(|e| match e {
         LayeringError::OutOfLayers { .. } => Error::declined(
             engine,
+            Decline::TooFewVls,
             format!(
                 "{e}; {}, or set {engine}.best_effort TRUE to route anyway without deadlock freedom",
                 why_too_few_vls(engine, fabric, opts.max_vls)
@@ -128,6 +129,7 @@ pub fn make_deadlock_free(
         ),
         LayeringError::Undeliverable { switch, dlid } => Error::declined(
             engine,
+            Decline::Internal,
             format!(
                 "internal error: the computed tables do not deliver LID {dlid} from {}",
                 fabric.describe_switch(switch)

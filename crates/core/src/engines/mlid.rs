@@ -36,7 +36,7 @@
 
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::engines::{EngineInfo, Outcome};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid, PortNum, PortRef, SwitchId};
 use crate::routing::{DlidChoice, PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NO_PATH, NUM_SLS};
 use crate::topology::gft::{recognize, GenFatTree};
@@ -160,7 +160,11 @@ pub fn tree_of(fabric: &Fabric) -> Result<GenFatTree, Error> {
         } else {
             String::new()
         };
-        Error::declined(NAME, format!("the fabric is not a fat tree: {why}{fallback}"))
+        Error::declined(
+            NAME,
+            Decline::NotItsTopology,
+            format!("the fabric is not a fat tree: {why}{fallback}"),
+        )
     })
 }
 
@@ -729,13 +733,10 @@ mod tests {
     fn declines_what_is_not_a_tree() {
         let mut b = gen::hyperx::hyperx(&[3, 3], &[1, 1], 1).unwrap();
         b.assign_lids_sequential(0).unwrap();
-        let e = route(&b.build().unwrap(), &MlidOptions::default())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("mlid declines: the fabric is not a fat tree"),
-            "{e}"
-        );
+        let e = route(&b.build().unwrap(), &MlidOptions::default()).unwrap_err();
+        assert_eq!(e.decline(), Some(Decline::NotItsTopology), "{e}");
+        let e = e.to_string();
+        assert!(e.contains("the fabric is not a fat tree"), "{e}");
         assert!(
             !e.contains("updn"),
             "no fallback advice needed at lmc 0: {e}"

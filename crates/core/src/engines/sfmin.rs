@@ -35,7 +35,7 @@ use crate::deadlock::hop_vls::{HopVlPlan, PlannedHop};
 use crate::deadlock::vl_layers::why_too_few_vls;
 use crate::engines::balance::BundleSpreader;
 use crate::engines::pssp::{balanced_minimal, destinations};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchGraph, SwitchId, UNREACHABLE};
 use crate::routing::walk::{Hop, Walk};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SwitchSls, NUM_SLS};
@@ -104,6 +104,7 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
     if fabric.switch_count() == 0 {
         return Err(Error::declined(
             NAME,
+            Decline::NoSwitches,
             "the fabric has no switches; nothing to route",
         ));
     }
@@ -113,12 +114,14 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
     if d == usize::MAX {
         return Err(Error::declined(
             NAME,
+            Decline::Disconnected,
             format!("{} and {} are not connected", name(a), name(b)),
         ));
     }
     if d > MAX_SWITCH_HOPS + 1 {
         return Err(Error::declined(
             NAME,
+            Decline::PathsTooLong,
             format!(
                 "minimal paths need up to {d} switch hops ({} to {}); its hop-position VLs cover paths of up to \
                  {} (Slim Flies and their damaged forms); use pssp or layered here",
@@ -133,6 +136,7 @@ pub fn route(fabric: &Fabric, options: &SfminOptions) -> Result<Routing, Error> 
         let why = why_too_few_vls(NAME, fabric, 0);
         return Err(Error::declined(
             NAME,
+            Decline::TooFewVls,
             format!("it needs {vls} VLs for paths of {d} switch hops; {why}"),
         ));
     }
@@ -246,6 +250,7 @@ fn hop_position_sls(
                 .map_err(|e| {
                     Error::declined(
                         NAME,
+                        Decline::Internal,
                         format!("balanced minimal paths from {s} to LID {lid}: {e}"),
                     )
                 })?;
@@ -258,6 +263,7 @@ fn hop_position_sls(
             let vls = position_vls(between, graph, &mut same_vl).ok_or_else(|| {
                 Error::declined(
                     NAME,
+                    Decline::TooDamaged,
                     format!(
                         "every way of putting the 4 hops from {} to LID {lid} on 3 VLs closes a dependency cycle; \
                          use pssp or layered",
@@ -279,6 +285,7 @@ fn hop_position_sls(
             let sl = plan.place(&hops).ok_or_else(|| {
                 Error::declined(
                     NAME,
+                    Decline::OutOfSls,
                     format!(
                         "the paths of 3 switch hops cross each other at different positions on more port pairs \
                          than the {} spare SLs tell apart; use pssp or layered",
@@ -373,18 +380,11 @@ fn label_routes(fabric: &Fabric, labels: &SlimFlyLabels) -> Result<Vec<Lft>, Str
 mod tests {
     use super::*;
     use crate::analysis::report::analyze;
-    use crate::fabric::VlBudget;
     use crate::gen;
+    use crate::testkit::TestFabric;
 
     fn fabric(b: crate::FabricBuilder, vls: u8) -> Fabric {
-        let mut b = gen::shuffle_ports(&b, 2);
-        b.assign_lids_sequential(0).unwrap();
-        b.set_vl_budget(VlBudget {
-            data_vls: vls,
-            limited_by: format!("the test offers {vls}"),
-            ..VlBudget::default()
-        });
-        b.build().unwrap()
+        TestFabric::of(b).shuffled(2).vls(vls).build()
     }
 
     #[test]

@@ -10,17 +10,10 @@ use crate::analysis::report::analyze;
 use crate::fabric::{Fabric, FabricBuilder, PortNum, SwitchId, VlBudget};
 use crate::gen::{self, dragonfly, pgft, slimfly};
 use crate::routing::{PathSl, Routing};
+use crate::testkit::TestFabric;
 
 fn fabric(builder: FabricBuilder, lmc: u8) -> Fabric {
-    let mut b = builder;
-    b.assign_lids_sequential(lmc).unwrap();
-    b.set_lmc(lmc);
-    b.set_vl_budget(VlBudget {
-        data_vls: 8,
-        limited_by: "the test offers 8".into(),
-        ..VlBudget::default()
-    });
-    b.build().unwrap()
+    TestFabric::of(builder).lmc(lmc).vls(8).build()
 }
 
 /// Bound from forced hops: when every minimal path from switch a to

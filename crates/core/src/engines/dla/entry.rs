@@ -141,6 +141,18 @@ pub struct Entries {
     pub exits: Vec<(SwitchId, usize, PortNum, Lane)>,
 }
 
+/// What `entries_into` has chosen so far, shared by its steps.
+struct Planned {
+    out: Entries,
+    /// Per destination: the switches an entry crosses in its middle group,
+    /// whose tables must stay as they are (no exit there).
+    pinned: HashSet<(SwitchId, usize), KeyHash>,
+    /// Per (source group, destination): the route chosen and the hops after
+    /// its owner (rows only for the groups that have one: all of them for a
+    /// damaged `b`, those without a cable otherwise).
+    chosen: Vec<Vec<Option<(GroupRoute, usize)>>>,
+}
+
 /// Chooses entries into group `b`; reusable across destination groups.
 pub struct EntryPlanner<'p, 'a> {
     plan: &'p Plan<'a>,
@@ -211,15 +223,39 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
     /// switches. Pairs not listed keep their group route.
     /// `detoured` holds the routes of the groups without a cable to `b`
     /// (through a middle group), by (group, destination index).
+    ///
+    /// Three steps, in this order because each sees what the earlier ones
+    /// chose: entries for the groups with a cable to `b`, entries for the
+    /// groups whose route crosses a middle group, then exits of single
+    /// switches (never where an entry crosses).
     pub fn entries_into(
         &mut self,
         b: usize,
         dests: &[(SwitchId, usize)],
         detoured: &HashMap<(usize, usize), GroupRoute>,
     ) -> Entries {
+        let mut planned = Planned {
+            out: Entries::default(),
+            pinned: HashSet::with_hasher(KeyHash),
+            chosen: vec![Vec::new(); self.plan.groups.members.len()],
+        };
+        self.entries_of_cabled_groups(b, dests, &mut planned);
+        self.entries_of_detoured_groups(b, dests, detoured, &mut planned);
+        self.exits_of_single_switches(b, dests, &mut planned);
+        planned.out
+    }
+
+    /// Entries for the groups with a cable to `b` whose cable lands two
+    /// or more local hops from the destination.
+    fn entries_of_cabled_groups(
+        &mut self,
+        b: usize,
+        dests: &[(SwitchId, usize)],
+        planned: &mut Planned,
+    ) {
         let plan = self.plan;
-        let mut out = Entries::default();
         let g = plan.groups.members.len();
+        let n = dests.len();
         // A complete group has every cable land next to every member: no
         // squeeze, so no group enters it another way.
         let sources: Vec<usize> = (0..g)
@@ -227,15 +263,6 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 a != b && !plan.links(a, b).is_empty() && !self.serving[b][a] && !plan.complete(b)
             })
             .collect();
-        // Per destination: the switches an entry crosses in its middle
-        // group, whose tables must stay as they are (no exit there).
-        let mut pinned: HashSet<(SwitchId, usize), KeyHash> = HashSet::with_hasher(KeyHash);
-        // Per (source group, destination): the route chosen and the hops
-        // after its owner.
-        let n = dests.len();
-        // (rows only for the groups that have one: all of them for a
-        // damaged `b`, those without a cable otherwise).
-        let mut chosen: Vec<Vec<Option<(GroupRoute, usize)>>> = vec![Vec::new(); g];
         for &a in &sources {
             let members = plan.groups.members[a].len();
             // A middle group with a local hop is told apart from both ends
@@ -260,7 +287,7 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             for (i, &(d, rank)) in dests.iter().enumerate() {
                 let direct = plan.direct_link(a, b, rank, d);
                 let far = plan.local_hops(direct.landing, d);
-                let row = &mut chosen[a];
+                let row = &mut planned.chosen[a];
                 row.resize(n, None);
                 row[i] = Some((
                     GroupRoute {
@@ -323,12 +350,25 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 }
                 let best = self.least_loaded(&options, members);
                 if best.route.lane != Lane::Minimal {
-                    out.groups.push((a, i, best.route));
-                    chosen[a][i] = Some((best.route, best.tail));
-                    pinned.extend(best.landing.map(|l| (l, i)));
+                    planned.out.groups.push((a, i, best.route));
+                    planned.chosen[a][i] = Some((best.route, best.tail));
+                    planned.pinned.extend(best.landing.map(|l| (l, i)));
                 }
             }
         }
+    }
+
+    /// Entries for the groups without a cable to `b`, whose route crosses a
+    /// middle group.
+    fn entries_of_detoured_groups(
+        &mut self,
+        b: usize,
+        dests: &[(SwitchId, usize)],
+        detoured: &HashMap<(usize, usize), GroupRoute>,
+        planned: &mut Planned,
+    ) {
+        let plan = self.plan;
+        let n = dests.len();
         // Groups without a cable to `b` cross a middle group of a fitting
         // colour (`Plan::detour_routes`); an entry with no local hop there
         // needs no colour and may be shorter.
@@ -413,12 +453,24 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             let best = self.least_loaded(&options, members);
             let chosen_route = (best.route, best.tail);
             if matches!(best.route.lane, Lane::Entry | Lane::EntryVia(_)) {
-                out.groups.push((a, i, best.route));
-                pinned.extend(best.landing.map(|l| (l, i)));
+                planned.out.groups.push((a, i, best.route));
+                planned.pinned.extend(best.landing.map(|l| (l, i)));
             }
-            chosen[a].resize(n, None);
-            chosen[a][i] = Some(chosen_route);
+            planned.chosen[a].resize(n, None);
+            planned.chosen[a][i] = Some(chosen_route);
         }
+    }
+
+    /// Exits: single switches whose own cable into a middle group is no
+    /// longer than their group's route.
+    fn exits_of_single_switches(
+        &mut self,
+        b: usize,
+        dests: &[(SwitchId, usize)],
+        planned: &mut Planned,
+    ) {
+        let plan = self.plan;
+        let g = plan.groups.members.len();
         // Single switches whose own cable into a middle group is shorter
         // than their group's route: of groups that lost local cables, or
         // whose route crosses a middle group.
@@ -433,7 +485,8 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 let long = |c: &Option<(GroupRoute, usize)>| {
                     c.is_some_and(|(r, tail)| r.lane != Lane::Minimal || tail > 2)
                 };
-                (!plan.complete(a) && !plan.links(a, b).is_empty()) || chosen[a].iter().any(long)
+                (!plan.complete(a) && !plan.links(a, b).is_empty())
+                    || planned.chosen[a].iter().any(long)
             })
             .collect();
         let mut options = Vec::new();
@@ -465,7 +518,7 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 vec![None; ways_out.iter().map(Vec::len).sum::<usize>() * targets.len()];
             for (i, &(d, rank)) in dests.iter().enumerate() {
                 let target = targets.binary_search(&d).unwrap_or(0);
-                let (route, tail) = match chosen[a].get(i).copied().flatten() {
+                let (route, tail) = match planned.chosen[a].get(i).copied().flatten() {
                     Some(found) => found,
                     None if plan.complete(a) || plan.links(a, b).is_empty() => continue,
                     None => {
@@ -521,18 +574,20 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                         });
                     }
                     if options.is_empty()
-                        || pinned.contains(&(x, i))
+                        || planned.pinned.contains(&(x, i))
                         || self.middle_landings[b].contains(&x)
                         || plan.passed_towards(x, route.owner)
                     {
                         continue;
                     }
                     let best = self.least_loaded(&options, 1);
-                    out.exits.push((x, i, best.route.port, best.route.lane));
+                    planned
+                        .out
+                        .exits
+                        .push((x, i, best.route.port, best.route.lane));
                 }
             }
         }
-        out
     }
 
     /// Whether a cable from `a` landing on `landing` in group `c` may start

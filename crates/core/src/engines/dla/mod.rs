@@ -18,7 +18,7 @@ mod tables;
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::deadlock::layers::{place_paths, LayeringError};
 use crate::engines::{EngineInfo, Outcome};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, SwitchId};
 use crate::routing::{PathSl, Routing, NUM_SLS};
 use crate::topology::dragonfly::{discover_groups, find_groups, groups_by_mapping, NotADragonfly};
@@ -102,17 +102,23 @@ pub const INFO: EngineInfo = EngineInfo {
 
 pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     let graph = fabric.graph();
-    let decline = |why: String| Error::declined(NAME, why);
+    let decline = |code: Decline, why: String| Error::declined(NAME, code, why);
     let name = |s: SwitchId| fabric.describe_switch(s);
     if graph.switch_count() == 0 {
-        return Err(decline("the fabric has no switches".to_string()));
+        return Err(decline(
+            Decline::NoSwitches,
+            "the fabric has no switches".to_string(),
+        ));
     }
     if let Some(far) = graph.unreached_from(SwitchId::new(0)) {
-        return Err(decline(format!(
-            "the fabric is in pieces: {} and {} are not connected; cable it back together",
-            name(SwitchId::new(0)),
-            name(far)
-        )));
+        return Err(decline(
+            Decline::Disconnected,
+            format!(
+                "the fabric is in pieces: {} and {} are not connected; cable it back together",
+                name(SwitchId::new(0)),
+                name(far)
+            ),
+        ));
     }
     let started = std::time::Instant::now();
     let groups = match options.groups {
@@ -120,9 +126,15 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
         GroupDiscovery::Neighbourhood => discover_groups(graph),
         GroupDiscovery::Mapping => Ok(groups_by_mapping(graph)),
     }
-    .map_err(|e| decline(explain_groups(fabric, &e)))?;
+    .map_err(|e| decline(Decline::NotItsTopology, explain_groups(fabric, &e)))?;
     let t1 = started.elapsed();
-    let plan = Plan::new(graph, groups).map_err(|e| decline(explain_plan(fabric, &e)))?;
+    let plan = Plan::new(graph, groups).map_err(|e| {
+        let code = match e {
+            Unroutable::LocalPair { .. } => Decline::TooDamaged,
+            _ => Decline::NotItsTopology,
+        };
+        decline(code, explain_plan(fabric, &e))
+    })?;
     let t2 = started.elapsed();
     let destinations = tables::destinations(fabric, &plan);
     let detours = tables::DetourRoutes::new(&plan, &destinations);
@@ -144,16 +156,20 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
     };
     if top_sl >= NUM_SLS {
         let used = first_reserve_sl - options.sl as usize - 1;
-        return Err(decline(format!(
+        return Err(decline(
+            Decline::OutOfSls,
+            format!(
             "detours between groups that lost their cables (and entries through a neighbouring group) use SLs \
              dla.sl + 1 to + {used}, reserve layers the ones above, and dla.sl is {}; set dla.sl to {} or less",
             options.sl,
             NUM_SLS - 2 - used
-        )));
+        ),
+        ));
     }
     let mut filled = tables::forwarding_tables(fabric, &plan, &destinations, &detours, options.sl);
     let t3 = started.elapsed();
-    let layers = place_reserve(fabric, &mut filled, first_reserve_sl as u8).map_err(decline)?;
+    let layers = place_reserve(fabric, &mut filled, first_reserve_sl as u8)
+        .map_err(|why| decline(Decline::OutOfSls, why))?;
     let path_sl = filled
         .sls
         .map_or(PathSl::Uniform(options.sl), PathSl::PerSourceSwitch);

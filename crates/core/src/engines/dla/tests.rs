@@ -484,11 +484,11 @@ fn declines_what_is_not_a_dragonfly_and_names_switches() {
             .unwrap();
     }
     b.assign_lids_sequential(0).unwrap();
-    let err = route(&b.build().unwrap(), &DlaOptions::default())
-        .unwrap_err()
-        .to_string();
+    let err = route(&b.build().unwrap(), &DlaOptions::default()).unwrap_err();
+    assert_eq!(err.decline(), Some(Decline::NotItsTopology), "{err}");
+    let err = err.to_string();
     assert!(
-        err.starts_with("dla declines: not a Dragonfly:") && err.contains("(ring"),
+        err.contains("not a Dragonfly:") && err.contains("(ring"),
         "{err}"
     );
     // A fat tree: no triangles either.

@@ -59,7 +59,7 @@ use std::collections::HashMap;
 
 use crate::deadlock::hop_vls::{HopVlPlan, PlannedHop};
 use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid, NodeId, Peer, PortNum, SwitchId};
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
 use crate::topology::grid::map_grid;
@@ -122,12 +122,14 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     if graph.switch_count() == 0 {
         return Err(Error::declined(
             NAME,
+            Decline::NoSwitches,
             "the fabric has no switches; nothing to route",
         ));
     }
     if let Some(lost) = graph.unreached_from(SwitchId::new(0)) {
         return Err(Error::declined(
             NAME,
+            Decline::Disconnected,
             format!(
                 "{} cannot be reached from {}: the fabric is in pieces",
                 fabric.describe_switch(lost),
@@ -137,14 +139,20 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     }
     // Mapped on switch ids (GUID order), so that dimensions and coordinates
     // are numbered alike whatever order the SM or a net file lists nodes in.
-    let mapped = map_grid(graph)
-        .map_err(|e| Error::declined(NAME, format!("not a FlatFly, hypercube or torus: {e}")))?;
+    let mapped = map_grid(graph).map_err(|e| {
+        Error::declined(
+            NAME,
+            Decline::NotItsTopology,
+            format!("not a FlatFly, hypercube or torus: {e}"),
+        )
+    })?;
     let dims = mapped.extent.len();
     let lines = Lines::new(graph, &mapped);
     let rings: Vec<usize> = (0..dims).filter(|&i| mapped.ring[i]).collect();
     if rings.len() > 4 {
         return Err(Error::declined(
             NAME,
+            Decline::OutOfSls,
             format!(
                 "a {}-ring torus needs a dateline bit per ring in the path SL, which has 4; use pssp or layered",
                 rings.len()
@@ -157,6 +165,7 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     if vls < vls_per_order {
         return Err(Error::declined(
             NAME,
+            Decline::TooFewVls,
             format!(
                 "rings need 2 VLs for their datelines; {}",
                 why_too_few_vls(NAME, fabric, 0)
@@ -207,8 +216,8 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
                 continue;
             }
             Ok(r) => break r,
-            Err(why) if count == 1 => return Err(Error::declined(NAME, why)),
-            Err(why) => {
+            Err((code, why)) if count == 1 => return Err(Error::declined(NAME, code, why)),
+            Err((_, why)) => {
                 log::info!("{NAME}: with {count} dimension orders: {why}; trying one fewer")
             }
         }
@@ -218,6 +227,7 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     if routed.detours > 0 && detour_vl as usize >= vls {
         return Err(Error::declined(
             NAME,
+            Decline::TooFewVls,
             format!(
                 "detours around missing cables or switches need VL {detour_vl} beside dimension order's; {}",
                 why_too_few_vls(NAME, fabric, 0)
@@ -457,7 +467,7 @@ impl Grid<'_> {
         choices[lid.idx() % choices.len()]
     }
 
-    fn route(&self, orders: &[Vec<usize>], shape: Shape) -> Result<Routed, String> {
+    fn route(&self, orders: &[Vec<usize>], shape: Shape) -> Result<Routed, (Decline, String)> {
         let fabric = self.fabric;
         let graph = fabric.graph();
         let count = orders.len();
@@ -518,10 +528,13 @@ impl Grid<'_> {
                         (true, _) => last_port,
                         (false, Some(y)) => self.port(s, y, lid),
                         (false, None) => {
-                            return Err(format!(
-                                "{} has no route to {}",
-                                fabric.describe_switch(s),
-                                fabric.describe_switch(t)
+                            return Err((
+                                Decline::TooDamaged,
+                                format!(
+                                    "{} has no route to {}",
+                                    fabric.describe_switch(s),
+                                    fabric.describe_switch(t)
+                                ),
                             ))
                         }
                     };
@@ -537,10 +550,13 @@ impl Grid<'_> {
                     let mut suffix_bits = None;
                     while x != t {
                         let y = next[x].ok_or_else(|| {
-                            format!(
-                                "{} has no route to {}",
-                                fabric.describe_switch(x),
-                                fabric.describe_switch(t)
+                            (
+                                Decline::TooDamaged,
+                                format!(
+                                    "{} has no route to {}",
+                                    fabric.describe_switch(x),
+                                    fabric.describe_switch(t)
+                                ),
                             )
                         })?;
                         let out = self.port(x, y, lid);
@@ -568,11 +584,15 @@ impl Grid<'_> {
                         };
                         x = y;
                     }
-                    let sl = plan.place(&hops).ok_or_else(|| match NUM_SLS - count * shape.sls_per_order {
-                        0 => "the orders take every SL, none is left for detours".to_string(),
-                        spare => format!(
-                            "the detours contradict each other's VLs on more port pairs than the {spare} spare SLs tell apart"
-                        ),
+                    let sl = plan.place(&hops).ok_or_else(|| {
+                        let why = match NUM_SLS - count * shape.sls_per_order {
+                            0 => "the orders take every SL, none is left for detours".to_string(),
+                            spare => format!(
+                                "the detours contradict each other's VLs on more port pairs than the {spare} \
+                                 spare SLs tell apart"
+                            ),
+                        };
+                        (Decline::OutOfSls, why)
                     })?;
                     sls.set(s, lid, sl);
                     detours += 1;

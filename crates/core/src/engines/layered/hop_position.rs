@@ -13,7 +13,7 @@
 //! and at most 16 colours.
 
 use crate::deadlock::vl_layers::{vls_allowed, why_too_few_vls};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchId};
 use crate::routing::walk::Walk;
 use crate::routing::{Lft, PathSl, Routing, Sl2Vl, SlVlTable, SwitchSls, NUM_SLS};
@@ -105,6 +105,7 @@ pub fn make_deadlock_free(
     if vls < 3 {
         return Err(Error::declined(
             engine,
+            Decline::TooFewVls,
             format!(
                 "the hop-position scheme needs 3 VLs, {vls} are usable ({}); \
                  or set {engine}.deadlock vl_layers",
@@ -117,6 +118,7 @@ pub fn make_deadlock_free(
     if colours > NUM_SLS {
         return Err(Error::declined(
             engine,
+            Decline::OutOfSls,
             format!(
                 "the hop-position scheme needs a switch colouring with at most {NUM_SLS} colours (one per SL); \
                  the best found has {colours}; set {engine}.deadlock vl_layers"
@@ -135,6 +137,7 @@ pub fn make_deadlock_free(
             let (hops, second) = trace(fabric, &lfts, s, dlid).ok_or_else(|| {
                 Error::declined(
                     engine,
+                    Decline::Internal,
                     format!(
                         "internal error: the computed tables do not deliver LID {dlid} from {}",
                         fabric.describe_switch(s)
@@ -151,6 +154,7 @@ pub fn make_deadlock_free(
     if let (count, Some((s, dlid, hops))) = too_long {
         return Err(Error::declined(
             engine,
+            Decline::PathsTooLong,
             format!(
                 "the hop-position scheme handles paths of at most {MAX_HOPS} switch hops, but {count} paths are longer \
                  (e.g. {hops} hops from {} to LID {dlid}); the fabric's diameter must be at most 2 \

@@ -17,7 +17,7 @@ pub use construct::{build_layers, Layers};
 use crate::config::{ConfigError, OptionSpec, Section};
 use crate::deadlock::vl_layers::{self, LayeringOptions};
 use crate::engines::{EngineInfo, Outcome};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, SwitchGraph, SwitchId, UNREACHABLE};
 use crate::routing::{DlidChoice, Routing};
 
@@ -111,6 +111,7 @@ pub fn layers_for(fabric: &Fabric, opts: &LayeredOptions) -> Result<Layers, Erro
     if graph.switch_count() == 0 {
         return Err(Error::declined(
             NAME,
+            Decline::NoSwitches,
             "the fabric has no switches; nothing to route",
         ));
     }
@@ -118,6 +119,7 @@ pub fn layers_for(fabric: &Fabric, opts: &LayeredOptions) -> Result<Layers, Erro
         let name = |s: SwitchId| fabric.describe_switch(s);
         return Err(Error::declined(
             NAME,
+            Decline::Disconnected,
             format!(
                 "{} and {} have hosts but no path between them; cable the fabric back together",
                 name(a),

@@ -1,18 +1,10 @@
 use super::*;
 use crate::analysis::report::analyze;
-use crate::fabric::VlBudget;
 use crate::gen::{self, slimfly::slimfly};
+use crate::testkit::TestFabric;
 
 fn fabric(builder: crate::FabricBuilder, lmc: u8, vls: u8) -> Fabric {
-    let mut b = builder;
-    b.assign_lids_sequential(lmc).unwrap();
-    b.set_lmc(lmc);
-    b.set_vl_budget(VlBudget {
-        data_vls: vls,
-        limited_by: format!("the test offers {vls}"),
-        ..VlBudget::default()
-    });
-    b.build().unwrap()
+    TestFabric::of(builder).lmc(lmc).vls(vls).build()
 }
 
 fn config(deadlock: LayeredDeadlock) -> LayeredOptions {

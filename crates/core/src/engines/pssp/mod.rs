@@ -20,7 +20,7 @@ use crate::config::{ConfigError, OptionSpec, Section};
 use crate::deadlock::vl_layers::{self, LayeringOptions};
 use crate::engines::balance::{BundleSpreader, TreeBalancer};
 use crate::engines::{EngineInfo, Outcome};
-use crate::error::Error;
+use crate::error::{Decline, Error};
 use crate::fabric::{Bfs, Cable, Fabric, Lid, PortRef, SwitchId};
 use crate::rng::Rng;
 use crate::routing::{Lft, PathSl, Routing, NO_PATH};
@@ -193,6 +193,7 @@ pub fn route(fabric: &Fabric, opts: &PsspOptions) -> Result<Routing, Error> {
     if fabric.switch_count() == 0 {
         return Err(Error::declined(
             NAME,
+            Decline::NoSwitches,
             "the fabric has no switches; nothing to route",
         ));
     }
@@ -283,43 +284,4 @@ pub fn balanced_minimal(fabric: &Fabric, seed: u64, engine: &str) -> MinimalTabl
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn defaults_are_what_the_options_say() {
-        assert_eq!(
-            PsspOptions::read(&Section::empty(NAME)).unwrap(),
-            PsspOptions::default()
-        );
-    }
-
-    #[test]
-    fn options_are_read_from_the_pssp_section() {
-        let text =
-            "pssp.max_vls 4\npssp.deadlock_removal FALSE\npssp.best_effort yes\npssp.seed 9\n";
-        let settings =
-            crate::config::Settings::parse(text, "x", &crate::engines::config_sections());
-        let o = PsspOptions::read(&settings.section(NAME)).unwrap();
-        let l = &o.layering;
-        assert_eq!(
-            (
-                l.max_vls,
-                o.deadlock_removal,
-                l.balance_vls,
-                o.seed,
-                l.best_effort
-            ),
-            (4, false, true, 9, true)
-        );
-        let bad = crate::config::Settings::parse(
-            "pssp.balance_vls maybe\n",
-            "x",
-            &crate::engines::config_sections(),
-        );
-        assert!(PsspOptions::read(&bad.section(NAME))
-            .unwrap_err()
-            .message
-            .contains("TRUE or FALSE"));
-    }
-}
+mod tests;
