@@ -1,7 +1,8 @@
-//! Multicast trees of our engines inside OpenSM (safe side): after every
-//! routing pass, the tree rule of the engine for the fabric it routed
+//! Multicast trees of our engines inside OpenSM (safe side): per routing
+//! pass, the tree rule of the engine for the fabric it routed
 //! (`osmroute_core::multicast::rules`); per group, the MFT entries cut
-//! from it for the members OpenSM names. `osm::mcast` is the FFI side.
+//! from it for the members OpenSM names, or OpenSM's kind of tree without
+//! a rule. `osm::mcast` is the FFI side.
 
 use std::collections::HashMap;
 
