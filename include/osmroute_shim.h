@@ -17,6 +17,8 @@
 #include <opensm/osm_node.h>
 #include <opensm/osm_port.h>
 #include <opensm/osm_log.h>
+#include <opensm/osm_multicast.h>
+#include <opensm/osm_mcast_mgr.h>
 
 /* Node table iteration: NULL past the last node. */
 osm_node_t *osmroute_node_first(osm_subn_t *subn);
@@ -69,5 +71,25 @@ int osmroute_set_path_lids(struct osm_routing_engine *re, osmroute_path_lids_fn 
 void osmroute_log(osm_log_t *log, uint8_t level, const char *msg);
 /* Whether `level` would be printed (OpenSM's log mask). */
 int osmroute_log_enabled(const osm_log_t *log, uint8_t level);
+
+/* Multicast (an engine's mcast_build_stree). The MLID of a group box, in
+ * host order. */
+uint16_t osmroute_mbox_mlid(const osm_mgrp_box_t *mbox);
+/* The SL of the box's first group's MCMemberRecord (all groups sharing an
+ * MLID share it in practice). */
+uint8_t osmroute_mbox_sl(const osm_mgrp_box_t *mbox);
+/* The member ports of every group of the box, once each (OpenSM's
+ * osm_mcast_make_port_list_and_map): their port GUIDs in host order,
+ * at most `max` stored; returns how many there are, or -1 without memory. */
+int osmroute_mbox_members(osm_mgrp_box_t *mbox, uint64_t *guids, unsigned max);
+/* Adds `port` to the MFT entry of `mlid_ho` of the switch with node GUID
+ * `guid` (host order); 0 done, -1 no such switch or port. */
+int osmroute_mcast_set(osm_opensm_t *osm, uint64_t guid, uint16_t mlid_ho, uint8_t port);
+/* Frees the box's tree of OpenSM's own default builder, if an earlier pass
+ * left one (osm_purge_mtree; our trees keep none). */
+void osmroute_mbox_purge_tree(osm_opensm_t *osm, osm_mgrp_box_t *mbox);
+/* Sets or clears (fn NULL) the engine's mcast_build_stree. */
+typedef ib_api_status_t (*osmroute_mcast_fn)(void *context, osm_mgrp_box_t *mbox);
+void osmroute_set_mcast_build_stree(struct osm_routing_engine *re, osmroute_mcast_fn fn);
 
 #endif

@@ -39,10 +39,13 @@ struct Pending {
     timings: String,
 }
 
-/// What the SA and QoS code read after a pass.
+/// What the SA, QoS and multicast code read after a pass.
 struct Published {
     fabric: Fabric,
     outcome: Outcome,
+    /// Worked out on first use, after the routing pass is timed and
+    /// logged (checking trees can trace every route again).
+    multicast: std::sync::OnceLock<crate::mcast::MulticastPlan>,
 }
 
 pub struct EngineContext {
@@ -130,6 +133,15 @@ impl RoutingEngine for EngineContext {
             .as_ref()?
             .get(Lid::from_raw(src_base), Lid::from_raw(dest_base))
             .map(Lid::raw)
+    }
+
+    fn multicast_entries(
+        &self,
+        mlid: u16,
+        sl: u8,
+        guids: &[u64],
+    ) -> Result<(Vec<(u64, u8)>, String), String> {
+        self.group_entries(mlid, sl, guids)
     }
 }
 
@@ -264,7 +276,11 @@ impl EngineContext {
         )
         .map_err(|e| Error::declined(name, Decline::Internal, e))?;
         let write_ms = ms(write_start);
-        let published = Arc::new(Published { fabric, outcome });
+        let published = Arc::new(Published {
+            fabric,
+            outcome,
+            multicast: std::sync::OnceLock::new(),
+        });
         if let Ok(mut slot) = self.published.write() {
             *slot = Some(published.clone());
         }
@@ -305,5 +321,58 @@ impl EngineContext {
             Ok(written) => log::debug!("wrote {written:?}"),
             Err(e) => log::error!("{e}; check dump_files_dir and its permissions"),
         }
+    }
+
+    /// The multicast plan of a published pass, worked out once.
+    fn plan<'p>(&self, p: &'p Published) -> &'p crate::mcast::MulticastPlan {
+        p.multicast.get_or_init(|| {
+            let started = Instant::now();
+            let plan = crate::mcast::MulticastPlan::new(self.name(), &p.fabric, &p.outcome.routing);
+            log::info!(
+                "{}: multicast tree rule worked out in {:.1} ms",
+                self.name(),
+                ms(started)
+            );
+            if let Some(why) = plan.problem() {
+                log::warn!("{}: multicast: {why}", self.name());
+            }
+            if let Some(sls) = plan.partial() {
+                log::warn!(
+                    "{}: multicast: trees checked against credit loops only for groups on SLs {sls:?}; groups on \
+                     other SLs (the IPoIB broadcast group is on SL 0 unless its partition says `sl=`) get OpenSM's \
+                     kind of tree, which nothing checks; give the partition one of those SLs",
+                    self.name()
+                );
+            }
+            plan
+        })
+    }
+
+    /// The MFT entries (switch node GUID, port) of group `mlid` for the
+    /// member ports `guids`, and a line for the log.
+    fn group_entries(
+        &self,
+        mlid: u16,
+        sl: u8,
+        guids: &[u64],
+    ) -> Result<(Vec<(u64, u8)>, String), String> {
+        let p = self.published().ok_or("no routing pass yet")?;
+        if guids.len() < 2 {
+            // Nothing to forward (OpenSM's default does the same); no need
+            // to work the tree rule out for it.
+            return Ok((
+                Vec::new(),
+                format!("MLID {mlid:#06X}: fewer than two members"),
+            ));
+        }
+        let (group, entries) =
+            self.plan(&p)
+                .entries(&p.fabric, &p.outcome.routing, mlid, sl, guids)?;
+        let line = format!(
+            "MLID {mlid:#06X} (SL {sl}): {} member port(s), tree over {} switch(es)",
+            guids.len(),
+            group.switches().count()
+        );
+        Ok((entries, line))
     }
 }

@@ -14,6 +14,7 @@ mod apply;
 mod config_source;
 mod engine;
 mod logger;
+mod mcast;
 pub mod osm;
 mod plugin;
 mod snapshot;

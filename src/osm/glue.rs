@@ -44,6 +44,15 @@ pub trait RoutingEngine: Sync {
     /// The DLID to answer first for paths between two ports' base LIDs
     /// (host order), if the engine chose one (opensm-patch's SA asks).
     fn path_dlid(&self, src_base: u16, dest_base: u16) -> Option<u16>;
+    /// `mcast_build_stree`: the MFT entries (switch node GUID, port) of
+    /// group `mlid` on `sl` for the member ports `guids` (host order), and
+    /// a line for the log.
+    fn multicast_entries(
+        &self,
+        mlid: u16,
+        sl: u8,
+        guids: &[u64],
+    ) -> Result<(Vec<(u64, u8)>, String), String>;
 }
 
 /// Whose SL-to-VL table OpenSM asks for in `update_sl2vl`.
@@ -88,14 +97,14 @@ struct PluginSlot<P> {
 
 /// What an engine's callbacks get as their context: the engine and the
 /// instance (the callbacks get only this pointer).
-struct EngineSlot<E> {
-    osm: NonNull<sys::osm_opensm_t>,
-    engine: E,
+pub(super) struct EngineSlot<E> {
+    pub(super) osm: NonNull<sys::osm_opensm_t>,
+    pub(super) engine: E,
 }
 
 impl<E> EngineSlot<E> {
     /// The instance as a handle for one callback.
-    fn osm(&self) -> Osm {
+    pub(super) fn osm(&self) -> Osm {
         Osm(self.osm)
     }
 }
@@ -171,6 +180,7 @@ pub(super) unsafe extern "C" fn setup_engine<F: EngineFactory>(
             re.update_sl2vl = Some(update_sl2vl::<F::Engine>);
             re.path_sl = Some(path_sl::<F::Engine>);
             re.destroy = Some(destroy::<F::Engine>);
+            re.mcast_build_stree = super::mcast::build_stree_for::<F::Engine>();
             // SAFETY: `re` is OpenSM's live engine struct; the shim sets the
             // field only a patched OpenSM has (see `sa_path_lids_available`).
             unsafe { sys::osmroute_set_path_lids(re, Some(path_lids::<F::Engine>)) };
@@ -184,7 +194,7 @@ pub(super) unsafe extern "C" fn setup_engine<F: EngineFactory>(
 /// # Safety
 /// `ctx` must be the context `setup_engine::<_, Engine = E>` installed,
 /// not yet destroyed.
-unsafe fn slot<'a, E>(ctx: *mut c_void) -> &'a EngineSlot<E> {
+pub(super) unsafe fn slot<'a, E>(ctx: *mut c_void) -> &'a EngineSlot<E> {
     // SAFETY: see the function's contract.
     unsafe { &*(ctx as *const EngineSlot<E>) }
 }

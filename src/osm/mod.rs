@@ -25,6 +25,7 @@
 pub mod glue;
 mod guard;
 mod log;
+pub mod mcast;
 mod pass;
 mod sys;
 

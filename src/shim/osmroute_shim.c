@@ -160,3 +160,63 @@ int osmroute_set_path_lids(struct osm_routing_engine *re, osmroute_path_lids_fn 
 	setter(re, fn);
 	return 1;
 }
+
+uint16_t osmroute_mbox_mlid(const osm_mgrp_box_t *mbox)
+{
+	return mbox->mlid;
+}
+
+uint8_t osmroute_mbox_sl(const osm_mgrp_box_t *mbox)
+{
+	const osm_mgrp_t *mgrp;
+	uint8_t sl = 0;
+
+	if (cl_is_qlist_empty(&mbox->mgrp_list))
+		return 0;
+	mgrp = cl_item_obj(cl_qlist_head(&mbox->mgrp_list), mgrp, list_item);
+	ib_member_get_sl_flow_hop(mgrp->mcmember_rec.sl_flow_hop, &sl, NULL, NULL);
+	return sl;
+}
+
+int osmroute_mbox_members(osm_mgrp_box_t *mbox, uint64_t *guids, unsigned max)
+{
+	cl_qlist_t list;
+	cl_qmap_t map;
+	cl_list_item_t *item;
+	unsigned n = 0;
+
+	if (osm_mcast_make_port_list_and_map(&list, &map, mbox)) {
+		osm_mcast_drop_port_list(&list);
+		return -1;
+	}
+	for (item = cl_qlist_head(&list); item != cl_qlist_end(&list);
+	     item = cl_qlist_next(item)) {
+		osm_mcast_work_obj_t *w = cl_item_obj(item, w, list_item);
+
+		if (n < max)
+			guids[n] = cl_ntoh64(w->p_port->guid);
+		n++;
+	}
+	osm_mcast_drop_port_list(&list);
+	return (int)n;
+}
+
+int osmroute_mcast_set(osm_opensm_t *osm, uint64_t guid, uint16_t mlid_ho, uint8_t port)
+{
+	osm_switch_t *sw = osm_get_switch_by_guid(&osm->subn, cl_hton64(guid));
+
+	if (!sw || port >= sw->num_ports)
+		return -1;
+	osm_mcast_tbl_set(osm_switch_get_mcast_tbl_ptr(sw), mlid_ho, port);
+	return 0;
+}
+
+void osmroute_mbox_purge_tree(osm_opensm_t *osm, osm_mgrp_box_t *mbox)
+{
+	osm_purge_mtree(&osm->sm, mbox);
+}
+
+void osmroute_set_mcast_build_stree(struct osm_routing_engine *re, osmroute_mcast_fn fn)
+{
+	re->mcast_build_stree = fn;
+}

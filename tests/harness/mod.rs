@@ -27,6 +27,7 @@
 #![allow(dead_code)]
 
 pub mod live;
+pub mod multicast;
 pub mod offline;
 pub mod readback;
 

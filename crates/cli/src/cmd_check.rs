@@ -1,9 +1,10 @@
 //! `osmroute check DIR`: reachability, hops, channel load, effective
 //! bisection bandwidth, SLs/VLs and credit loops of a routing read from
-//! dumps; a table for people, `--json` for machines, `--plot` for SVG
-//! histograms.
+//! dumps, multicast groups of opensm.mcfdbs included; a table for people,
+//! `--json` for machines, `--plot` for SVG histograms.
 //!
-//! Exit codes: 0 all routes delivered, within `--max-hops`, no credit loop;
+//! Exit codes: 0 all routes delivered, within `--max-hops`, no credit loop
+//! (multicast floods included), every group member reached once;
 //! 1 any of those fails; 2 the dumps cannot be read.
 
 use std::path::PathBuf;
@@ -32,6 +33,11 @@ pub struct Measure {
     /// path selection), where there is one.
     #[arg(long)]
     pub dlid_choice: bool,
+    /// SL of multicast groups read from opensm.mcfdbs (which does not
+    /// record it): `SL` for every group, `MLID=SL` (e.g. 0xC001=1) for one;
+    /// repeatable. Groups not named use SL 0, the IPoIB broadcast group's.
+    #[arg(long = "mcast-sl", value_parser = crate::mcast_summary::parse_mcast_sl)]
+    pub mcast_sl: Vec<crate::mcast_summary::McastSl>,
 }
 
 #[derive(clap::Args)]
@@ -57,19 +63,22 @@ pub fn summarize(dir: &std::path::Path, m: &Measure) -> Result<Summary, String> 
     } else {
         None
     };
+    let groups = crate::mcast_summary::read_groups(dir, &loaded.fabric, &m.mcast_sl)?;
     Ok(Summary::compute(
         dir,
         &loaded,
         m.patterns,
         m.seed,
         choice.as_ref(),
+        groups.as_deref(),
     ))
 }
 
 pub fn run(args: Args) -> crate::CmdResult {
     let s = summarize(&args.dir, &args.measure)?;
     let too_long = args.max_hops.is_some_and(|limit| s.max_hops > limit);
-    let ok = s.delivered() && !too_long && s.credit_loop.is_none();
+    let multicast_ok = s.multicast.as_ref().is_none_or(|m| m.ok());
+    let ok = s.delivered() && !too_long && s.credit_loop.is_none() && multicast_ok;
     if let Some(dir) = &args.plot {
         for path in crate::plot::write_histograms(&s, dir)? {
             eprintln!("wrote {path}");
@@ -150,6 +159,9 @@ pub fn run(args: Args) -> crate::CmdResult {
             s.dependencies
         ),
         Some(cycle) => println!("credit loops: FOUND, e.g. {}", cycle.join(" -> ")),
+    }
+    if let Some(m) = &s.multicast {
+        m.print();
     }
     println!("verdict: {}", if ok { "ok" } else { "FAIL" });
     Ok(if ok {

@@ -12,6 +12,7 @@ mod cmd_mlid_path;
 mod cmd_route;
 mod doctor;
 mod load;
+mod mcast_summary;
 mod osm_log;
 mod plot;
 mod progress;

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use osmroute_core::analysis::ebb::effective_bisection_with_progress;
-use osmroute_core::analysis::report::analyze_with_progress;
+use osmroute_core::analysis::report::analyze_with_dependencies;
 use osmroute_core::fabric::{Lid, Peer, PortNum};
+use osmroute_core::multicast::GroupMft;
 use osmroute_core::routing::DlidChoice;
 use serde::Serialize;
 
@@ -14,6 +15,7 @@ use osmroute_core::dumps::switch_sl::SWITCH_SL_FILE;
 use osmroute_core::dumps::{OSM_SL2VL_FILE, PATH_SL_FILE, SL2VL_FILE};
 
 use crate::load::Loaded;
+use crate::mcast_summary::MulticastSummary;
 use crate::osm_log;
 use crate::progress::Progress;
 
@@ -63,6 +65,9 @@ pub struct Summary {
     pub dependencies: usize,
     /// One credit loop as "switch port VL" hops, when there is one.
     pub credit_loop: Option<Vec<String>>,
+    /// The groups of opensm.mcfdbs and the credit-loop verdict of unicast
+    /// and multicast together, when the directory has that file.
+    pub multicast: Option<MulticastSummary>,
 }
 
 /// What is assumed when the path-SL or SL2VL files are missing.
@@ -93,12 +98,14 @@ impl Summary {
         patterns: usize,
         seed: u64,
         choice: Option<&DlidChoice>,
+        groups: Option<&[GroupMft]>,
     ) -> Summary {
         let (fabric, routing) = (&loaded.fabric, &loaded.routing);
-        let report = {
+        let (report, unicast) = {
             let p = Progress::bar("tracing routes");
-            analyze_with_progress(fabric, routing, &|d, t| p.update(d, t))
+            analyze_with_dependencies(fabric, routing, &|d, t| p.update(d, t))
         };
+        let multicast = groups.map(|g| MulticastSummary::compute(fabric, routing, g, &unicast));
         let mut link_load: BTreeMap<u64, usize> = BTreeMap::new();
         let mut channels = 0;
         let graph = fabric.graph();
@@ -196,6 +203,7 @@ impl Summary {
                     })
                     .collect()
             }),
+            multicast,
         }
     }
 

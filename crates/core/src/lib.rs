@@ -13,6 +13,7 @@ pub mod error;
 pub mod fabric;
 pub mod gen;
 pub mod io;
+pub mod multicast;
 pub mod parallel;
 pub mod pipeline;
 pub mod rng;

@@ -15,13 +15,15 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use osmroute_core::analysis::report::analyze;
+use osmroute_core::analysis::report::analyze_with_dependencies;
 use osmroute_core::config::Settings;
 use osmroute_core::dumps::bundle::DumpOptions;
-use osmroute_core::dumps::{ibdmchk, lfts, osm_sl2vl, path_select, subnet_lst, switch_sl};
+use osmroute_core::dumps::{ibdmchk, lfts, mcfdbs, osm_sl2vl, path_select, subnet_lst, switch_sl};
 use osmroute_core::engines::{config_sections, ENGINES};
 use osmroute_core::gen::{dragonfly, fattree};
 use osmroute_core::io::guid2lid::Guid2Lid;
 use osmroute_core::io::{detect, ibnetdiscover, netfile, ports_report};
+use osmroute_core::multicast::{check::check, GroupMft};
 use osmroute_core::pipeline::route_by_name;
 use osmroute_core::{Fabric, FabricBuilder, PathSl, Routing};
 
@@ -459,6 +461,20 @@ proptest! {
     }
 
     #[test]
+    fn multicast_dumps(text in input(mcfdbs::write(&valid().dragonfly, &[a_group(&valid().dragonfly)]))) {
+        let fabric = valid().dragonfly.clone();
+        let dla = valid().dla.clone();
+        no_panic_no_hang("mcfdbs::read", move || {
+            if let Ok(tables) = mcfdbs::read(&text) {
+                if let Ok(groups) = mcfdbs::to_groups(&fabric, &tables, &|m| (m % 16) as u8) {
+                    let (_, unicast) = analyze_with_dependencies(&fabric, &dla, &|_, _| {});
+                    let _ = check(&fabric, &dla, &groups, &unicast);
+                }
+            }
+        });
+    }
+
+    #[test]
     fn path_select_files(text in input(valid().mlid_choice.clone())) {
         let fabric = valid().fat_tree.clone();
         no_panic_no_hang("path_select::read", move || {
@@ -485,6 +501,24 @@ proptest! {
             let _ = DumpOptions::read(&settings.section(osmroute_core::config::DUMP_SECTION));
         });
     }
+}
+
+/// A group over every switch: its CA ports and its first cable (not a
+/// tree: the reader must take any masks).
+fn a_group(fabric: &Fabric) -> GroupMft {
+    let mut g = GroupMft::new(fabric, 0xC000, 0);
+    let graph = fabric.graph();
+    for s in fabric.switch_ids() {
+        for (p, peer) in graph.peers(s).iter().enumerate() {
+            if matches!(peer, Some(osmroute_core::Peer::Ca(_))) {
+                g.add(s, osmroute_core::PortNum::new(p as u8));
+            }
+        }
+        if let Some(c) = graph.cables(s).first() {
+            g.add(s, c.port);
+        }
+    }
+    g
 }
 
 /// OpenSM's guid2lid cache for `fabric`'s LIDs.
@@ -622,6 +656,14 @@ fn the_valid_inputs_read() {
     ibdmchk::read_sl2vl(df, &written(|w| ibdmchk::write_sl2vl(df, &v.dla, w))).unwrap();
     ibdmchk::read_path_sl(df, &written(|w| ibdmchk::write_path_sl(df, &v.dla, w))).unwrap();
     switch_sl::read(df, &written(|w| switch_sl::write(df, &v.pssp.path_sl, w))).unwrap();
+    let group = a_group(df);
+    let back = mcfdbs::to_groups(
+        df,
+        &mcfdbs::read(&mcfdbs::write(df, std::slice::from_ref(&group))).unwrap(),
+        &|_| 0,
+    )
+    .unwrap();
+    assert_eq!(back, vec![group]);
     assert!(!path_select::read(&v.mlid_choice).unwrap().is_empty());
     let settings = Settings::parse(
         &every_option_at_its_default(),

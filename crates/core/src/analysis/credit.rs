@@ -25,6 +25,7 @@ pub struct Channel {
 
 /// Dependency graph over dense channel ids (the switch graph's channel
 /// number times 16 VLs).
+#[derive(Clone)]
 pub struct DependencyGraph<'a> {
     graph: &'a SwitchGraph,
     edges: Vec<Vec<u32>>,
@@ -75,6 +76,11 @@ impl<'a> DependencyGraph<'a> {
     /// Every list in ascending order (a canonical form for the cycle search).
     pub fn sort(&mut self) {
         self.edges.iter_mut().for_each(|l| l.sort_unstable());
+    }
+
+    /// Whether `from -> to` is one of the dependencies.
+    pub fn contains(&self, from: Channel, to: Channel) -> bool {
+        self.edges[self.id(from) as usize].contains(&self.id(to))
     }
 
     pub fn edge_count(&self) -> usize {

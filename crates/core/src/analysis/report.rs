@@ -75,15 +75,27 @@ pub fn analyze_with_progress(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Report {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    analyze_on(fabric, routing, progress, cores).0
+}
+
+/// `analyze_with_progress`, also handing back the dependency graph of the
+/// routes (for checks that add dependencies of their own, such as
+/// multicast's).
+pub fn analyze_with_dependencies<'a>(
+    fabric: &'a Fabric,
+    routing: &Routing,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> (Report, DependencyGraph<'a>) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     analyze_on(fabric, routing, progress, cores)
 }
 
-fn analyze_on(
-    fabric: &Fabric,
+fn analyze_on<'a>(
+    fabric: &'a Fabric,
     routing: &Routing,
     progress: &(dyn Fn(usize, usize) + Sync),
     threads: usize,
-) -> Report {
+) -> (Report, DependencyGraph<'a>) {
     let graph = fabric.graph();
     let groups = source_groups(fabric, routing);
     let dlids: Vec<(Lid, PortRef)> = fabric.ca_lids().collect();
@@ -148,7 +160,7 @@ fn analyze_on(
     report.vls_used = (0..16).filter(|&i| vls[i as usize]).collect();
     report.dependencies = deps.edge_count();
     report.credit_loop = deps.find_cycle();
-    report
+    (report, deps)
 }
 
 /// The sources to trace: CA ports grouped by switch where their paths and
@@ -316,8 +328,8 @@ mod tests {
         let victim = f.ca_lids().nth(5).unwrap().0;
         r.lfts[3].set(victim, crate::routing::NO_PATH);
         let (one, three) = (
-            analyze_on(&f, &r, &|_, _| {}, 1),
-            analyze_on(&f, &r, &|_, _| {}, 3),
+            analyze_on(&f, &r, &|_, _| {}, 1).0,
+            analyze_on(&f, &r, &|_, _| {}, 3).0,
         );
         assert_eq!(one.routes, three.routes);
         assert_eq!(one.failures, three.failures);

@@ -4,6 +4,7 @@
 pub mod bundle;
 pub mod ibdmchk;
 pub mod lfts;
+pub mod mcfdbs;
 pub mod osm_sl2vl;
 pub mod path_select;
 pub mod subnet_lst;

@@ -1,0 +1,98 @@
+//! Multicast: the forwarding state of groups (one port set per switch per
+//! MLID, as switches hold it in their MFTs), what a flood through it does
+//! (members reached, channel dependencies), and the trees our engines
+//! build so that multicast adds no credit loop to unicast.
+//!
+//! A switch forwards a multicast packet that enters on port `i` to every
+//! port of the MLID's mask but `i`, on the VL its SL2VL table gives for
+//! (`i`, out-port, the packet's SL). The packet keeps the group's SL on
+//! every hop, so multicast shares the unicast VLs: its dependencies must
+//! be checked together with unicast's (`check`).
+
+pub mod check;
+pub mod flood;
+pub mod opensm_like;
+pub mod rules;
+pub mod tree;
+pub mod verified;
+
+use crate::fabric::{Fabric, PortNum, PortRef, SwitchId};
+
+/// First multicast LID (0xC000, also the IPoIB broadcast group's MLID in
+/// OpenSM's default partition).
+pub const MLID_START: u16 = 0xC000;
+
+/// One group's forwarding state: per switch (by `SwitchId`), the ports of
+/// its MFT mask for `mlid`, ascending.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupMft {
+    pub mlid: u16,
+    /// The group's SL (every hop of its packets uses it).
+    pub sl: u8,
+    pub ports: Vec<Vec<PortNum>>,
+}
+
+impl GroupMft {
+    /// An empty group on `fabric`'s switches.
+    pub fn new(fabric: &Fabric, mlid: u16, sl: u8) -> Self {
+        GroupMft {
+            mlid,
+            sl,
+            ports: vec![Vec::new(); fabric.switch_count()],
+        }
+    }
+
+    /// Adds `port` to `switch`'s mask (kept ascending, no duplicates).
+    pub fn add(&mut self, switch: SwitchId, port: PortNum) {
+        let mask = &mut self.ports[switch];
+        if let Err(at) = mask.binary_search(&port) {
+            mask.insert(at, port);
+        }
+    }
+
+    pub fn mask(&self, switch: SwitchId) -> &[PortNum] {
+        &self.ports[switch]
+    }
+
+    /// Switches with a non-empty mask.
+    pub fn switches(&self) -> impl Iterator<Item = SwitchId> + '_ {
+        self.ports
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !m.is_empty())
+            .map(|(s, _)| SwitchId::new(s))
+    }
+}
+
+/// The MFTs of group `mlid` on `sl` for `members` (end ports: CA ports, or
+/// a switch's port 0) under `rule`: the tree the rule gives cut to the
+/// members, or OpenSM's kind of tree on an SL the rule does not cover.
+/// Fewer than two members need no forwarding: empty MFTs.
+pub fn build_group(
+    fabric: &Fabric,
+    rule: &rules::TreeRule,
+    routing: &crate::routing::Routing,
+    mlid: u16,
+    sl: u8,
+    members: &[PortRef],
+) -> Result<GroupMft, String> {
+    if !rule.covers(sl) {
+        return opensm_like::opensm_like(fabric, routing, mlid, sl, members);
+    }
+    let mut switches: Vec<SwitchId> = members
+        .iter()
+        .filter_map(|&m| tree::attachment(fabric, m).map(|(s, _)| s))
+        .collect();
+    if members.len() < 2 {
+        return Ok(GroupMft::new(fabric, mlid, sl));
+    }
+    switches.sort_unstable();
+    switches.dedup();
+    let t = rule.tree_for(fabric, mlid, &switches)?;
+    tree::cut(fabric, &t, mlid, sl, members)
+}
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tree_tests;

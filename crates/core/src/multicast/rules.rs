@@ -1,0 +1,288 @@
+//! Per engine family, the trees its groups are cut from and why those add
+//! no credit loop to the engine's unicast routing.
+//!
+//! - **Dragonfly (`dla`, intact)**: the hub tree (plus up to three more
+//!   trees where the check of `verified` accepts them). Group 0 (the
+//!   group of the lowest-GUID switch) is the hub: its lowest switch `R` is
+//!   the root and every other switch of group 0 hangs off `R`; every other
+//!   group hangs off group 0 by a global cable between them, its
+//!   entry switch `E` being the parent of the rest of its group. dla's
+//!   unicast routes are local (VL 0) -> global (VL 0) -> local (VL 1) -> CA,
+//!   so a unicast dependency never leads from a VL-1 local channel or from
+//!   a channel into a non-hub group back to anything but a CA. The tree's
+//!   own turns are, in order along any tree path: leaf switch -> `E` (VL 0),
+//!   `E` -> group 0 (global), group-0 switch -> `R` (VL 1 after a global
+//!   hop, else VL 0), `R` -> group-0 switch (VL 0), group-0 switch -> `E'`
+//!   (global), `E'` -> its group (VL 1 or 0) -> CA. Every dependency,
+//!   unicast's or the tree's, goes forward in this order or into a channel
+//!   unicast only leaves towards a CA; no cycle can close. It needs the
+//!   intact shape (fully connected groups, one or more global cables
+//!   between every pair of groups), since that is what keeps dla's unicast
+//!   minimal; damaged fabrics get a tree checked at routing time
+//!   (`verified`), or OpenSM's own when every candidate closes a loop.
+//! - **Fat trees (`mlid`)**: levels count hops up from the host switches;
+//!   every cable joins adjacent levels and unicast goes up*, then down*.
+//!   Each group's tree is rooted at a top switch (chosen per group, so
+//!   groups spread over the tops) and reaches the members' switches
+//!   downward only, so every tree path between two members also goes up,
+//!   then down. A dependency from a down channel to an up one then never
+//!   occurs, up channels only lead to higher ones and down channels to
+//!   lower ones: no cycle, with any number of such trees.
+//! - pssp, layered, sfmin, hxdor: master trees checked at routing time
+//!   against the engine's unicast (`verified`), on every SL or, failing
+//!   that, on the SLs where the check passes.
+
+use super::tree::{spread, Tree};
+use super::verified::verified_masters;
+use crate::fabric::{Fabric, SwitchGraph, SwitchId};
+use crate::routing::Routing;
+use crate::topology::dragonfly::discover_groups;
+
+/// How an engine's groups get their trees.
+#[derive(Clone, Debug)]
+pub enum TreeRule {
+    /// Master trees; each group is cut from one, chosen by its MLID.
+    Masters(Vec<Tree>),
+    /// Master trees checked only for the SLs of the mask (a bit per SL);
+    /// groups on other SLs get OpenSM's kind of tree (`opensm_like`),
+    /// which nothing checks.
+    SomeSls(Vec<Tree>, u16),
+    /// Per group a downward tree from a top switch of a fat tree.
+    FatTree(FatTreeLevels),
+}
+
+/// The levels of a fat tree (0: switches with hosts).
+#[derive(Clone, Debug)]
+pub struct FatTreeLevels {
+    pub level: Vec<u32>,
+    pub tops: Vec<SwitchId>,
+}
+
+/// The rule for `engine`'s `routing` of `fabric`, or why it has none
+/// (then OpenSM's own trees are used).
+pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<TreeRule, String> {
+    let why = |e: String| {
+        format!(
+            "{e}; its groups get OpenSM's kind of tree, which nothing checks against credit loops"
+        )
+    };
+    match engine {
+        // Intact: the hub tree, and more trees where the check accepts
+        // them. Damaged: no structural argument, but checked trees may do.
+        "dla" => match dragonfly_master(fabric) {
+            Ok(hub) if !super::verified::checkable(fabric) => Ok(TreeRule::Masters(vec![hub])),
+            Ok(hub) => verified_masters(fabric, routing, Some(hub)).map(checked),
+            Err(why) => verified_masters(fabric, routing, None)
+                .map(checked)
+                .map_err(|e| format!("{why}; {e}")),
+        },
+        "mlid" if routing.vls_needed() > 1 => Err(
+            "hosts on the top switches put mlid's unicast on two VLs, which the up*/down* tree argument does not cover"
+                .to_string(),
+        ),
+        "mlid" => fat_tree_levels(fabric.graph()).map(TreeRule::FatTree),
+        "pssp" | "layered" | "sfmin" | "hxdor" => {
+            verified_masters(fabric, routing, None).map(checked)
+        }
+        other => Err(format!("{other} has no multicast tree rule")),
+    }
+    .map_err(why)
+}
+
+impl TreeRule {
+    /// The tree group `mlid` with members on `switches` is cut from.
+    pub fn tree_for(
+        &self,
+        fabric: &Fabric,
+        mlid: u16,
+        switches: &[SwitchId],
+    ) -> Result<Tree, String> {
+        match self {
+            TreeRule::Masters(trees) | TreeRule::SomeSls(trees, _) if !trees.is_empty() => {
+                Ok(trees[spread(mlid, 0x5eed) % trees.len()].clone())
+            }
+            TreeRule::Masters(_) | TreeRule::SomeSls(..) => Err("no master tree".into()),
+            TreeRule::FatTree(levels) => downward_tree(fabric.graph(), levels, mlid, switches),
+        }
+    }
+}
+
+/// Trees checked on every SL, or on some.
+fn checked((trees, sls): (Vec<Tree>, u16)) -> TreeRule {
+    if sls == super::verified::ALL_SLS {
+        TreeRule::Masters(trees)
+    } else {
+        TreeRule::SomeSls(trees, sls)
+    }
+}
+
+impl TreeRule {
+    /// Whether groups on `sl` get a tree the rule covers.
+    pub fn covers(&self, sl: u8) -> bool {
+        match self {
+            TreeRule::SomeSls(_, sls) => sls & (1 << (sl & 0xf)) != 0,
+            _ => true,
+        }
+    }
+
+    /// The SLs covered, for messages.
+    pub fn covered_sls(&self) -> Vec<u8> {
+        (0..16).filter(|&sl| self.covers(sl)).collect()
+    }
+}
+
+/// The Dragonfly master tree described in the module comment.
+pub fn dragonfly_master(fabric: &Fabric) -> Result<Tree, String> {
+    let graph = fabric.graph();
+    let groups = discover_groups(graph).map_err(|e| {
+        format!("not an intact Dragonfly ({e:?}); no loop-free tree argument for it")
+    })?;
+    let n = graph.switch_count();
+    let group_of = &groups.of_switch;
+    for members in &groups.members {
+        for (i, &a) in members.iter().enumerate() {
+            for &b in &members[i + 1..] {
+                if graph.bundle(a, b).is_empty() {
+                    return Err(format!(
+                        "{} and {} are in one group but not cabled: a damaged Dragonfly, for which dla's \
+                         unicast is not minimal",
+                        fabric.describe_switch(a),
+                        fabric.describe_switch(b)
+                    ));
+                }
+            }
+        }
+    }
+    let hub = group_of[0];
+    let root = groups.members[hub][0];
+    let mut parent: Vec<Option<SwitchId>> = vec![None; n];
+    for &s in groups.members[hub].iter().filter(|&&s| s != root) {
+        parent[s] = Some(root);
+    }
+    for (g, members) in groups.members.iter().enumerate().filter(|(g, _)| *g != hub) {
+        // The entry: the first switch (by GUID) with a cable to the hub.
+        let entry = members.iter().find_map(|&s| {
+            graph
+                .neighbours(s)
+                .iter()
+                .find(|&&t| group_of[t] == hub)
+                .map(|&t| (s, t))
+        });
+        let Some((entry, into)) = entry else {
+            return Err(format!(
+                "group {g} has no global cable to group {hub}: a damaged Dragonfly, for which dla's unicast \
+                 is not minimal"
+            ));
+        };
+        parent[entry] = Some(into);
+        for &s in members.iter().filter(|&&s| s != entry) {
+            parent[s] = Some(entry);
+        }
+    }
+    // Every other pair of groups must be joined too, or dla detours.
+    let g = groups.members.len();
+    let mut joined = vec![false; g * g];
+    for s in graph.ids() {
+        for &t in graph.neighbours(s) {
+            joined[group_of[s] * g + group_of[t]] = true;
+        }
+    }
+    if let Some(pair) = (0..g * g).find(|&i| i / g != i % g && !joined[i]) {
+        return Err(format!(
+            "groups {} and {} have no global cable between them: dla detours there, and the tree \
+             argument needs minimal unicast",
+            pair / g,
+            pair % g
+        ));
+    }
+    Ok(Tree {
+        root,
+        parent,
+        same_cables: false,
+    })
+}
+
+/// Levels by hops from the nearest switch with hosts; every cable must
+/// join adjacent levels.
+pub fn fat_tree_levels(graph: &SwitchGraph) -> Result<FatTreeLevels, String> {
+    let leaves: Vec<SwitchId> = graph.ids().filter(|&s| graph.hosts(s) > 0).collect();
+    if leaves.is_empty() {
+        return Err("no switch has hosts".into());
+    }
+    let mut bfs = crate::fabric::Bfs::new(graph.switch_count());
+    bfs.run_from(graph, &leaves);
+    let mut level = Vec::with_capacity(graph.switch_count());
+    for s in graph.ids() {
+        if !bfs.reached(s) {
+            return Err("the fabric is in pieces".into());
+        }
+        level.push(bfs.dist(s));
+    }
+    for s in graph.ids() {
+        for &t in graph.neighbours(s) {
+            if level[s].abs_diff(level[t]) != 1 {
+                return Err(format!(
+                    "a cable joins two switches of level {} and {}: not a fat tree whose cables all go up or down",
+                    level[s], level[t]
+                ));
+            }
+        }
+    }
+    let top = level.iter().copied().max().unwrap_or(0);
+    let tops = graph.ids().filter(|&s| level[s] == top).collect();
+    Ok(FatTreeLevels { level, tops })
+}
+
+/// A tree from a top switch (chosen by `mlid`, the first from there on
+/// that reaches every member switch going down only), each switch hung
+/// from one of its upper neighbours in the tree (chosen by `mlid`).
+fn downward_tree(
+    graph: &SwitchGraph,
+    levels: &FatTreeLevels,
+    mlid: u16,
+    switches: &[SwitchId],
+) -> Result<Tree, String> {
+    let tops = &levels.tops;
+    let start = spread(mlid, usize::MAX) % tops.len().max(1);
+    for k in 0..tops.len() {
+        let root = tops[(start + k) % tops.len()];
+        let tree = hang_below(graph, &levels.level, root, mlid);
+        if switches.iter().all(|&s| tree.contains(s)) {
+            return Ok(tree);
+        }
+    }
+    Err("no top switch reaches every member going down only".into())
+}
+
+fn hang_below(graph: &SwitchGraph, level: &[u32], root: SwitchId, mlid: u16) -> Tree {
+    let n = graph.switch_count();
+    let mut parent: Vec<Option<SwitchId>> = vec![None; n];
+    let mut frontier = vec![root];
+    let mut reached = vec![false; n];
+    reached[root] = true;
+    while !frontier.is_empty() {
+        let mut below: Vec<SwitchId> = frontier
+            .iter()
+            .flat_map(|&u| graph.neighbours(u).iter().copied())
+            .filter(|&c| !reached[c] && level[c] + 1 == level[frontier[0]])
+            .collect();
+        below.sort_unstable();
+        below.dedup();
+        for &c in &below {
+            reached[c] = true;
+            let uppers: Vec<SwitchId> = graph
+                .neighbours(c)
+                .iter()
+                .copied()
+                .filter(|&u| frontier.binary_search(&u).is_ok())
+                .collect();
+            parent[c] = Some(uppers[spread(mlid, c.idx()) % uppers.len()]);
+        }
+        frontier = below;
+    }
+    Tree {
+        root,
+        parent,
+        same_cables: false,
+    }
+}

@@ -1,0 +1,275 @@
+//! Trees of our engines, checked: with the broadcast group and 100 random
+//! groups, unicast plus multicast has no credit loop, and every member of
+//! every group gets exactly one copy. The same check on OpenSM's way of
+//! building trees (root with the least maximum hops, unicast next hops
+//! from it) finds the cycle pssp's unicast closes with the broadcast tree.
+
+use super::check::check;
+use super::rules::{rule_for, TreeRule};
+use super::{build_group, GroupMft};
+use crate::analysis::report::analyze_with_dependencies;
+use crate::fabric::{Fabric, PortRef, SwitchId};
+use crate::pipeline::route_by_name;
+use crate::rng::Rng;
+use crate::routing::Routing;
+
+fn built(mut b: crate::FabricBuilder) -> Fabric {
+    b.assign_lids_sequential(0).unwrap();
+    b.build().unwrap()
+}
+
+fn dragonfly(a: usize, h: usize, p: usize) -> Fabric {
+    built(crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(a, h, p)).unwrap())
+}
+
+fn ca_ports(f: &Fabric) -> Vec<PortRef> {
+    f.cas().map(|n| PortRef::new(n, 1)).collect()
+}
+
+/// The broadcast group (every host) and `n` groups of 2-24 random hosts.
+fn memberships(f: &Fabric, n: usize, seed: u64) -> Vec<(u16, Vec<PortRef>)> {
+    let hosts = ca_ports(f);
+    let mut rng = Rng::new(seed);
+    let mut out = vec![(0xC000, hosts.clone())];
+    for i in 0..n {
+        let mut pick = hosts.clone();
+        rng.shuffle(&mut pick);
+        pick.truncate(2 + rng.below(23).min(hosts.len() - 2));
+        out.push((0xC001 + i as u16, pick));
+    }
+    out
+}
+
+fn groups_of(
+    f: &Fabric,
+    rule: &TreeRule,
+    r: &Routing,
+    members: &[(u16, Vec<PortRef>)],
+) -> Vec<GroupMft> {
+    groups_on(f, rule, r, members, 0)
+}
+
+fn groups_on(
+    f: &Fabric,
+    rule: &TreeRule,
+    r: &Routing,
+    members: &[(u16, Vec<PortRef>)],
+    sl: u8,
+) -> Vec<GroupMft> {
+    members
+        .iter()
+        .map(|(mlid, m)| build_group(f, rule, r, *mlid, sl, m).unwrap())
+        .collect()
+}
+
+/// Unicast plus `groups` have no credit loop and every group is sound.
+fn assert_loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) {
+    let (report, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
+    assert!(report.credit_loop.is_none(), "unicast alone");
+    let m = check(f, r, groups, &unicast);
+    assert!(m.credit_loop.is_none(), "{:?}", m.credit_loop);
+    for g in &m.groups {
+        assert!(g.sound(), "group {:#x}: {:?}", g.mlid, g.delivery);
+    }
+    assert!(m.added_dependencies > 0);
+}
+
+#[test]
+fn dla_trees_add_no_credit_loop_on_dragonflies() {
+    for (a, h, p) in [(4, 2, 2), (3, 1, 2), (4, 1, 1), (6, 3, 3)] {
+        let f = dragonfly(a, h, p);
+        let r = route_by_name("dla", &f).unwrap().routing;
+        let rule = rule_for("dla", &f, &r).unwrap();
+        let members = memberships(&f, 106, 7);
+        let groups = groups_of(&f, &rule, &r, &members);
+        assert_eq!(
+            groups[0].switches().count(),
+            f.switch_count(),
+            "broadcast spans all"
+        );
+        assert_loop_free(&f, &r, &groups);
+    }
+}
+
+#[test]
+fn mlid_trees_add_no_credit_loop_on_fat_trees_and_spread_over_the_tops() {
+    let fabrics = [
+        built(crate::gen::fattree::fattree(4, 3).unwrap()),
+        built(crate::gen::pgft::pgft(&crate::gen::pgft::Pgft::leaf_spine(6, 4, 4, 2)).unwrap()),
+    ];
+    for f in &fabrics {
+        let r = route_by_name("mlid", f).unwrap().routing;
+        let rule = rule_for("mlid", f, &r).unwrap();
+        let members = memberships(f, 106, 3);
+        let groups = groups_of(f, &rule, &r, &members);
+        assert_loop_free(f, &r, &groups);
+        let TreeRule::FatTree(levels) = &rule else {
+            panic!("mlid's rule is per group")
+        };
+        // Roots: the top switches the groups' trees hang from.
+        let mut roots: Vec<SwitchId> = members
+            .iter()
+            .map(|(mlid, m)| {
+                let mut s: Vec<SwitchId> = m
+                    .iter()
+                    .filter_map(|&p| super::tree::attachment(f, p).map(|a| a.0))
+                    .collect();
+                s.sort_unstable();
+                s.dedup();
+                rule.tree_for(f, *mlid, &s).unwrap().root
+            })
+            .collect();
+        roots.sort_unstable();
+        roots.dedup();
+        assert_eq!(
+            roots.len(),
+            levels.tops.len(),
+            "every top switch roots some group"
+        );
+    }
+}
+
+#[test]
+fn damaged_dragonflies_get_a_checked_tree_and_unknown_engines_none() {
+    let mut b =
+        crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(4, 2, 2)).unwrap();
+    crate::gen::degrade::drop_links(&mut b, 0.05, 1).unwrap();
+    let damaged = built(b);
+    let r = route_by_name("dla", &damaged).unwrap().routing;
+    assert!(super::rules::dragonfly_master(&damaged).is_err());
+    // The checked fallback (a tree that passed here).
+    let rule = rule_for("dla", &damaged, &r).unwrap();
+    assert_loop_free(
+        &damaged,
+        &r,
+        &groups_of(&damaged, &rule, &r, &memberships(&damaged, 106, 9)),
+    );
+    let f = dragonfly(4, 2, 2);
+    let pssp = route_by_name("pssp", &f).unwrap().routing;
+    assert!(rule_for("nue", &f, &pssp).is_err());
+}
+
+#[test]
+fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
+    let f = dragonfly(4, 2, 2);
+    let pssp = route_by_name("pssp", &f).unwrap().routing;
+    let (report, unicast) = analyze_with_dependencies(&f, &pssp, &|_, _| {});
+    assert!(
+        report.credit_loop.is_none(),
+        "pssp's unicast alone is acyclic"
+    );
+    let broadcast = super::opensm_like::opensm_like(&f, &pssp, 0xC000, 0, &ca_ports(&f)).unwrap();
+    let m = check(&f, &pssp, std::slice::from_ref(&broadcast), &unicast);
+    assert!(m.groups[0].sound(), "{:?}", m.groups[0].delivery);
+    let cycle = m
+        .credit_loop
+        .expect("OpenSM's tree closes a cycle with pssp's unicast");
+    assert!(cycle
+        .iter()
+        .any(|s| s.made_by.iter().any(|b| b == "group 0xC000")));
+    assert!(cycle
+        .iter()
+        .any(|s| s.made_by.iter().any(|b| b.starts_with("unicast"))));
+}
+
+/// pssp, sfmin and hxdor on their fabrics: the verified master trees
+/// carry the broadcast group and 106 random groups without a credit loop
+/// on every SL. Where every candidate closes a loop on some SL (pssp's
+/// layering on a Dragonfly, layered on a Slim Fly), the rule covers only
+/// the SLs on which the tree passes (SLs unicast leaves alone), and groups
+/// on SL 0 get OpenSM's kind of tree, whose cycle the check finds.
+#[test]
+fn verified_trees_add_no_credit_loop_on_the_sls_they_cover() {
+    let slimfly = built(crate::gen::slimfly::slimfly(5, 1).unwrap());
+    let hyperx = built(crate::gen::hyperx::hyperx(&[3, 3], &[1, 1], 2).unwrap());
+    let fat_tree = built(crate::gen::fattree::fattree(4, 3).unwrap());
+    for (engine, f, every_sl) in [
+        ("pssp", fat_tree, true),
+        ("sfmin", slimfly.clone(), true),
+        ("hxdor", hyperx, true),
+        ("pssp", dragonfly(4, 2, 2), false),
+        ("layered", slimfly, false),
+    ] {
+        let r = route_by_name(engine, &f).unwrap().routing;
+        let rule = rule_for(engine, &f, &r).unwrap_or_else(|e| panic!("{engine}: {e}"));
+        let members = memberships(&f, 106, 5);
+        let sls = rule.covered_sls();
+        assert_eq!(sls.len() == 16, every_sl, "{engine}: {sls:?}");
+        for &sl in &sls {
+            assert_loop_free(&f, &r, &groups_on(&f, &rule, &r, &members, sl));
+        }
+        if !every_sl {
+            assert!(!rule.covers(0), "{engine}: {sls:?}");
+            let (_, unicast) = analyze_with_dependencies(&f, &r, &|_, _| {});
+            let on_sl0 = groups_on(&f, &rule, &r, &members[..1], 0);
+            assert!(
+                check(&f, &r, &on_sl0, &unicast).credit_loop.is_some(),
+                "{engine}"
+            );
+        }
+    }
+}
+
+/// Groups per inter-switch channel: (the most on one channel, the average
+/// over all channels), for the 100 random groups of `memberships`.
+fn channel_sharing(f: &Fabric, groups: &[GroupMft]) -> (u32, f64) {
+    let g = f.graph();
+    let mut per = std::collections::HashMap::new();
+    for grp in &groups[1..] {
+        for s in grp.switches() {
+            for &p in grp
+                .mask(s)
+                .iter()
+                .filter(|&&p| g.switch_behind(s, p).is_some())
+            {
+                *per.entry((s, p)).or_insert(0u32) += 1;
+            }
+        }
+    }
+    let channels: usize = g.ids().map(|s| g.cables(s).len()).sum();
+    let total: u32 = per.values().sum();
+    (
+        per.values().copied().max().unwrap_or(0),
+        total as f64 / channels as f64,
+    )
+}
+
+/// How the groups share cables (printed with --nocapture): the checked
+/// extra trees take load off dla's hub tree.
+#[test]
+fn groups_spread_over_the_trees() {
+    let cases: Vec<(&str, Fabric)> = vec![
+        ("dla", dragonfly(4, 2, 2)),
+        ("dla", dragonfly(6, 3, 3)),
+        (
+            "mlid",
+            built(crate::gen::pgft::pgft(&crate::gen::pgft::Pgft::leaf_spine(6, 8, 4, 2)).unwrap()),
+        ),
+        ("sfmin", built(crate::gen::slimfly::slimfly(5, 2).unwrap())),
+        (
+            "hxdor",
+            built(crate::gen::hyperx::hyperx(&[3, 3], &[1, 1], 4).unwrap()),
+        ),
+        ("pssp", built(crate::gen::fattree::fattree(4, 3).unwrap())),
+    ];
+    for (engine, f) in cases {
+        let r = route_by_name(engine, &f).unwrap().routing;
+        let rule = rule_for(engine, &f, &r).unwrap();
+        let members = memberships(&f, 100, 11);
+        let (max, avg) = channel_sharing(&f, &groups_of(&f, &rule, &r, &members));
+        let trees = match &rule {
+            TreeRule::Masters(t) | TreeRule::SomeSls(t, _) => format!("{} master trees", t.len()),
+            TreeRule::FatTree(_) => "a tree per group".to_string(),
+        };
+        eprintln!(
+            "{engine} on {} switches, {trees}: at most {max} of 100 groups on one channel, {avg:.1} on average",
+            f.switch_count()
+        );
+        if engine == "dla" {
+            let hub = TreeRule::Masters(vec![super::rules::dragonfly_master(&f).unwrap()]);
+            let (alone, _) = channel_sharing(&f, &groups_of(&f, &hub, &r, &members));
+            eprintln!("  with the hub tree alone: at most {alone}");
+            assert!(max < alone, "the extra trees take load off the hub tree");
+        }
+    }
+}

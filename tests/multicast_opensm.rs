@@ -1,0 +1,294 @@
+//! Multicast under the distribution's OpenSM on ibsim, with hosts joining
+//! groups by SA MCMemberRecord Set: the broadcast group and 100 random
+//! groups of 2-24 hosts. Our engines build the trees; the MFTs read back
+//! from the switches equal OpenSM's dump; `osmroute check` finds no credit
+//! loop in unicast and multicast together and every member reached once;
+//! groups survive a re-sweep after a cable fails. For contrast, pssp with
+//! OpenSM's own default trees (or its own rule's OpenSM-like tree on SL 0)
+//! has the cycle the broadcast tree closes with its unicast, and none with
+//! every group on the SL its unicast leaves free.
+
+mod harness;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use harness::live::Live;
+use harness::multicast::{
+    hosts, join_all, join_all_on, members_per_group, random_groups, read_back_mfts, sa_group,
+    settled_mcfdbs, BROADCAST,
+};
+use harness::{osmroute, OpenSm, Sim};
+use osmroute_core::gen::{self, dragonfly};
+use osmroute_core::io::netfile;
+
+fn dragonfly_net(a: usize, h: usize, p: usize) -> String {
+    let b = dragonfly::dragonfly(&dragonfly::Params::new(a, h, p)).expect("valid parameters");
+    netfile::write(&gen::shuffle_ports(&b, 5))
+}
+
+/// `osmroute check` on the pass's dumps: its report, and whether it passed.
+fn check(osm: &OpenSm) -> (bool, String) {
+    check_on(osm, 0)
+}
+
+/// `check` with the groups on `sl`.
+fn check_on(osm: &OpenSm, sl: u8) -> (bool, String) {
+    let sl = sl.to_string();
+    osmroute(&[
+        "check",
+        osm.dir.to_str().expect("UTF-8"),
+        "--patterns",
+        "0",
+        "--mcast-sl",
+        &sl,
+    ])
+}
+
+/// Joins, waits for the trees and checks everything the trees must meet;
+/// returns the members per MLID.
+fn join_and_check(
+    sim: &Sim,
+    osm: &OpenSm,
+    net: &str,
+    groups: &[(String, Vec<String>)],
+) -> HashMap<u16, usize> {
+    join_and_check_on(sim, osm, net, groups, 0)
+}
+
+/// `join_and_check` with every group on `sl`.
+fn join_and_check_on(
+    sim: &Sim,
+    osm: &OpenSm,
+    net: &str,
+    groups: &[(String, Vec<String>)],
+    sl: u8,
+) -> HashMap<u16, usize> {
+    let mlids = join_all_on(sim, groups, sl);
+    assert_eq!(
+        mlids.get(BROADCAST),
+        Some(&0xC000),
+        "OpenSM's own broadcast group"
+    );
+    let dumped = settled_mcfdbs(osm, groups.len());
+    for (mgid, _) in groups {
+        assert_eq!(
+            sa_group(sim, mgid),
+            vec![(mgid.clone(), mlids[mgid])],
+            "saquery MCMR --mgid {mgid}"
+        );
+    }
+    assert_eq!(
+        read_back_mfts(sim),
+        dumped,
+        "the switches hold what OpenSM dumped"
+    );
+    let members = members_per_group(&dumped, net);
+    for (mgid, hosts) in groups {
+        let mlid = mlids[mgid];
+        assert_eq!(
+            members.get(&mlid),
+            Some(&hosts.len()),
+            "{mgid} (MLID {mlid:#x})"
+        );
+    }
+    let (ok, report) = check_on(osm, sl);
+    assert!(
+        ok && report.contains("credit loops with multicast: none") && !report.contains("FAIL"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("multicast groups: {}", groups.len())),
+        "{report}"
+    );
+    osm.assert_no_errors();
+    members
+}
+
+#[test]
+fn dla_builds_loop_free_trees_on_a_dragonfly_intact_and_damaged() {
+    let net = dragonfly_net(4, 2, 2);
+    let mut live = Live::start("mcast-dla", "dla", net.clone());
+    let groups = random_groups(&hosts(&net), 100, 11);
+    let before = join_and_check(&live.sim, &live.osm, &net, &groups);
+    assert!(
+        live.osm.lines_with("multicast:").is_empty(),
+        "dla has trees of its own here: {:?}",
+        live.osm.lines_with("multicast:")
+    );
+    // A local cable of group 3 fails: dla routes the damaged Dragonfly and
+    // its groups get a tree checked at routing time.
+    let (switch, port) = cable_between(&net, "df-g3-s0", "df-g3-s1");
+    live.faults(&[format!("unlink \"{switch}\"[{port}]")]);
+    after_the_failure(&live, &net, groups.len(), &before);
+}
+
+/// After a cable failure and the re-sweep: the MFTs on the switches equal
+/// the dump, every group keeps its members, no credit loop, and the trees
+/// are still the engine's.
+fn after_the_failure(live: &Live, net: &str, groups: usize, before: &HashMap<u16, usize>) {
+    let dumped = settled_mcfdbs(&live.osm, groups);
+    assert_eq!(read_back_mfts(&live.sim), dumped);
+    assert_eq!(
+        &members_per_group(&dumped, net),
+        before,
+        "every group keeps its members"
+    );
+    let (ok, report) = check(&live.osm);
+    assert!(
+        ok && report.contains("credit loops with multicast: none") && !report.contains("FAIL"),
+        "{report}"
+    );
+    live.osm.assert_no_errors();
+    let fallback = live.osm.lines_with("multicast:");
+    assert!(
+        fallback.is_empty(),
+        "the engine's own trees, not OpenSM's: {fallback:?}"
+    );
+}
+
+/// The port of switch `a` cabled to switch `b` (net-file names).
+fn cable_between(net: &str, a: &str, b: &str) -> (String, u8) {
+    let fabric = fabric_of(net);
+    let find = |name: &str| {
+        fabric
+            .switch_ids()
+            .find(|&s| fabric.switch_node(s).desc == name)
+            .unwrap_or_else(|| panic!("no switch {name}"))
+    };
+    let (sa, sb) = (find(a), find(b));
+    let port = fabric.graph().bundle(sa, sb)[0];
+    (a.to_string(), port.raw())
+}
+
+fn fabric_of(net: &str) -> osmroute_core::Fabric {
+    let mut b = netfile::read(net).expect("net");
+    b.assign_lids_sequential(0).expect("LIDs");
+    b.build().expect("fabric")
+}
+
+#[test]
+fn mlid_trees_survive_a_cable_failure_on_a_fat_tree() {
+    // 6 leaves of 8 hosts, 4 spines, 2 cables between every leaf and spine.
+    let b = gen::pgft::pgft(&gen::pgft::Pgft::leaf_spine(6, 8, 4, 2)).expect("PGFT");
+    let net = netfile::write(&gen::shuffle_ports(&b, 3));
+    let mut live = Live::start("mcast-mlid", "mlid", net.clone());
+    let groups = random_groups(&hosts(&net), 100, 12);
+    let before = join_and_check(&live.sim, &live.osm, &net, &groups);
+    // A leaf-spine cable of a leaf the SM's host is not on.
+    let victim = last_leaf_uplink(&net);
+    live.faults(&[format!("unlink \"{}\"[{}]", victim.0, victim.1)]);
+    let dumped = settled_mcfdbs(&live.osm, groups.len());
+    assert_eq!(read_back_mfts(&live.sim), dumped);
+    let after = members_per_group(&dumped, &net);
+    assert_eq!(before, after, "every group keeps its members");
+    let (ok, report) = check(&live.osm);
+    assert!(
+        ok && report.contains("credit loops with multicast: none"),
+        "{report}"
+    );
+}
+
+/// A cable from the last leaf of the net file up to a spine: (leaf, port).
+fn last_leaf_uplink(net: &str) -> (String, u8) {
+    let fabric = fabric_of(net);
+    let g = fabric.graph();
+    let leaf = fabric
+        .switch_ids()
+        .filter(|&s| g.hosts(s) > 0)
+        .last()
+        .expect("a leaf");
+    let port = g.cables(leaf)[0].port;
+    (fabric.switch_node(leaf).desc.clone(), port.raw())
+}
+
+/// Engines whose tree is checked at routing time: sfmin on a Slim Fly and
+/// hxdor on a HyperX, with the broadcast group and 100 random groups.
+#[test]
+fn sfmin_and_hxdor_build_checked_trees() {
+    for (engine, family) in [
+        ("sfmin", &["slimfly", "--q", "5", "--p", "2"][..]),
+        ("hxdor", &["hyperx", "--dims", "3,3", "--p", "4"][..]),
+    ] {
+        let net = harness::generate_shuffled(family, 7);
+        let mut sim = Sim::start(&format!("mcast-{engine}"), &net);
+        let osm = sim.opensm(&[&format!("routing_engine {engine}"), "qos TRUE"], &[]);
+        osm.wait_for("SUBNET UP", Duration::from_secs(120));
+        let groups = random_groups(&hosts(&net), 100, 13);
+        join_and_check(&sim, &osm, &net, &groups);
+        assert!(
+            osm.lines_with("multicast:").is_empty(),
+            "{engine}: {:?}",
+            osm.lines_with("multicast:")
+        );
+    }
+}
+
+/// OpenSM's own default tree (the plugin told to leave the trees to it)
+/// with pssp's unicast: the cycle the issue measured. pssp's own rule
+/// gives SL-0 groups the same kind of tree, with a warning.
+#[test]
+fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
+    for opensm_trees in [true, false] {
+        pssp_broadcast_on_sl0(opensm_trees);
+    }
+}
+
+fn pssp_broadcast_on_sl0(opensm_trees: bool) {
+    let net = dragonfly_net(4, 2, 2);
+    let mut sim = Sim::start("mcast-pssp", &net);
+    let env: &[(&str, &str)] = if opensm_trees {
+        &[("OSMROUTE_OPENSM_MULTICAST", "1")]
+    } else {
+        &[]
+    };
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], env);
+    osm.wait_for("SUBNET UP", Duration::from_secs(120));
+    let all = hosts(&net);
+    join_all(&sim, &[(BROADCAST.to_string(), all.clone())]);
+    let dumped = settled_mcfdbs(&osm, 1);
+    assert_eq!(
+        members_per_group(&dumped, &net).get(&0xC000),
+        Some(&all.len())
+    );
+    let fallback = osm.lines_with("pssp: multicast:");
+    if opensm_trees {
+        assert!(osm.log().contains("OSMROUTE_OPENSM_MULTICAST is set"));
+        assert!(fallback.is_empty(), "OpenSM's own trees: {fallback:?}");
+    } else {
+        assert!(
+            fallback.len() == 1 && fallback[0].contains("only for groups on SLs [2]"),
+            "pssp's trees pass the check only on SL 2 here: {fallback:?}"
+        );
+    }
+    let (ok, report) = check(&osm);
+    assert!(!ok, "{report}");
+    assert!(
+        report.contains("credit loops: none ("),
+        "unicast alone is acyclic: {report}"
+    );
+    assert!(
+        report.contains("credit loops with multicast: FOUND") && report.contains("group 0xC000"),
+        "{report}"
+    );
+}
+
+/// The remedy where pssp's layering leaves no tree on SL 0: the IPoIB
+/// partition on SL 2 (which pssp's unicast leaves alone on this fabric),
+/// every group on SL 2, checked trees, no credit loop.
+#[test]
+fn pssp_groups_on_the_sl_its_unicast_leaves_free_are_loop_free() {
+    let net = dragonfly_net(4, 2, 2);
+    let mut sim = Sim::start("mcast-pssp-sl2", &net);
+    let partitions = sim.dir.join("partitions.conf");
+    std::fs::write(
+        &partitions,
+        "Default=0x7fff, ipoib, sl=2, defmember=full : ALL=full;\n",
+    )
+    .expect("write partitions.conf");
+    let conf = format!("partition_config_file {}", partitions.display());
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE", &conf], &[]);
+    osm.wait_for("SUBNET UP", Duration::from_secs(120));
+    let groups = random_groups(&hosts(&net), 100, 14);
+    join_and_check_on(&sim, &osm, &net, &groups, 2);
+}
