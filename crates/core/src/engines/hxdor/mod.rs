@@ -57,11 +57,12 @@ mod lines;
 pub mod recognise;
 mod updown;
 
+use crate::deadlock::hop_vls::HopVlPlan;
 use crate::deadlock::virtual_layers::{vls_allowed, why_too_few_vls};
 use crate::error::{Decline, Error};
 use crate::fabric::{Fabric, Peer, PortNum, SwitchId};
 use crate::routing::{PathSl, Routing, Sl2Vl, SlVlTable, NUM_SLS};
-use crate::topology::grid::map_grid;
+use crate::topology::grid::{map_grid, GridMap};
 use grid::{Grid, Routed, Shape};
 use lines::Lines;
 
@@ -116,6 +117,70 @@ fn orders(dims: usize, count: usize) -> Vec<Vec<usize>> {
 
 pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> {
     let graph = fabric.graph();
+    let mapped = recognised_grid(fabric)?;
+    let dims = mapped.extent.len();
+    let lines = Lines::new(graph, &mapped);
+    let rings: Vec<usize> = (0..dims).filter(|&i| mapped.ring[i]).collect();
+    let shape = shape_of(fabric, &rings)?;
+    let vls = vls_allowed(NAME, fabric, 0) as usize;
+    let count = order_count(options, dims, vls, shape);
+    let (routed, count) =
+        route_with_fewest_orders(fabric, &mapped, &rings, &lines, count, vls, shape)?;
+    let detour_vl = (count * shape.vls_per_order) as u8;
+    if routed.detours > 0 && detour_vl as usize >= vls {
+        return Err(Error::declined(
+            NAME,
+            Decline::TooFewVls,
+            format!(
+                "detours around missing cables or switches need VL {detour_vl} beside dimension order's; {}",
+                why_too_few_vls(NAME, fabric, 0)
+            ),
+        ));
+    }
+    let vls_used = count * shape.vls_per_order + usize::from(routed.detours > 0);
+    log::info!(
+        "{NAME}: {dims}-D grid {:?} with {} ring(s), {count} dimension order(s) on {vls_used} VL(s); {} line(s) \
+         miss a cable or switch, {} (source switch, LID) path(s) detour through other dimensions on VL {detour_vl} \
+         ({} spare SL(s))",
+        mapped.extent,
+        rings.len(),
+        lines.damaged(),
+        routed.detours,
+        routed.plan.sls_used(),
+    );
+    let Routed {
+        lfts,
+        sls,
+        plan,
+        detours,
+    } = routed;
+    if count == 1 && rings.is_empty() && detours == 0 {
+        return Ok(Routing {
+            engine: NAME.to_string(),
+            lfts,
+            sl2vl: None,
+            path_sl: PathSl::Uniform(0),
+        });
+    }
+    Ok(Routing {
+        engine: NAME.to_string(),
+        lfts,
+        sl2vl: Some(sl2vl_tables(
+            fabric,
+            &mapped.coords,
+            &rings,
+            count,
+            shape,
+            &plan,
+        )),
+        path_sl: PathSl::PerSourceSwitch(sls),
+    })
+}
+
+/// The fabric mapped as a grid (dimensions and coordinates by link
+/// equivalence), or why hxdor declines it.
+fn recognised_grid(fabric: &Fabric) -> Result<GridMap, Error> {
+    let graph = fabric.graph();
     if graph.switch_count() == 0 {
         return Err(Error::declined(
             NAME,
@@ -145,9 +210,12 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     })?;
     recognise::recognise(graph, &mapped)
         .map_err(|why| Error::declined(NAME, Decline::NotItsTopology, why))?;
-    let dims = mapped.extent.len();
-    let lines = Lines::new(graph, &mapped);
-    let rings: Vec<usize> = (0..dims).filter(|&i| mapped.ring[i]).collect();
+    Ok(mapped)
+}
+
+/// SLs and VLs per dimension order: a dateline bit per ring in the SL, a
+/// second VL per order where there are rings.
+fn shape_of(fabric: &Fabric, rings: &[usize]) -> Result<Shape, Error> {
     if rings.len() > 4 {
         return Err(Error::declined(
             NAME,
@@ -158,10 +226,11 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
             ),
         ));
     }
-    let sls_per_order = 1usize << rings.len();
-    let vls_per_order = if rings.is_empty() { 1 } else { 2 };
-    let vls = vls_allowed(NAME, fabric, 0) as usize;
-    if vls < vls_per_order {
+    let shape = Shape {
+        sls_per_order: 1usize << rings.len(),
+        vls_per_order: if rings.is_empty() { 1 } else { 2 },
+    };
+    if (vls_allowed(NAME, fabric, 0) as usize) < shape.vls_per_order {
         return Err(Error::declined(
             NAME,
             Decline::TooFewVls,
@@ -171,96 +240,90 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
             ),
         ));
     }
+    Ok(shape)
+}
+
+/// How many dimension orders (Mixed DOR) the option asks for, as far as
+/// the VLs and SLs allow.
+fn order_count(options: &HxdorOptions, dims: usize, vls: usize, shape: Shape) -> usize {
     let wanted = if options.orders == 0 {
         dims
     } else {
         options.orders as usize
     };
-    let mut count = wanted
+    let count = wanted
         .min(dims)
-        .min(vls / vls_per_order)
-        .min(NUM_SLS / sls_per_order)
+        .min(vls / shape.vls_per_order)
+        .min(NUM_SLS / shape.sls_per_order)
         .max(1);
     if count < wanted.min(dims) {
         log::warn!(
-            "{NAME}: {count} dimension orders, not {}: only {vls} VLs are usable and each order takes {vls_per_order}",
-            wanted.min(dims)
+            "{NAME}: {count} dimension orders, not {}: only {vls} VLs are usable and each order takes {}",
+            wanted.min(dims),
+            shape.vls_per_order
         );
     }
-    let damaged = lines.damaged();
+    count
+}
+
+/// Routes the grid with `count` orders, or fewer where the detours do not
+/// fit: the routing and the number of orders it has.
+fn route_with_fewest_orders(
+    fabric: &Fabric,
+    mapped: &GridMap,
+    rings: &[usize],
+    lines: &Lines,
+    mut count: usize,
+    vls: usize,
+    shape: Shape,
+) -> Result<(Routed, usize), Error> {
+    let dims = mapped.extent.len();
     let complete_count = count;
     // A missing cable of a clique is best detoured through other
     // dimensions (the path stays minimal); only where the detour VL does
     // not fit is it detoured inside the dimension, through a third position.
     let mut in_line_detours = false;
-    let shape = Shape {
-        sls_per_order,
-        vls_per_order,
-    };
-    let routed = loop {
+    loop {
         let grid = Grid {
             fabric,
             coords: &mapped.coords,
             extent: &mapped.extent,
-            rings: &rings,
-            lines: &lines,
+            rings,
+            lines,
             in_line_detours,
         };
         match grid.route(&orders(dims, count), shape) {
             // The detour VL takes an order's place where there are several,
             // so a damaged grid needs no more VLs than the complete one.
             Ok(r) if r.detours > 0 && count == complete_count && count > 1 => {}
-            Ok(r) if r.detours > 0 && count * vls_per_order >= vls && !in_line_detours => {
+            Ok(r) if r.detours > 0 && count * shape.vls_per_order >= vls && !in_line_detours => {
                 in_line_detours = true;
                 continue;
             }
-            Ok(r) => break r,
+            Ok(r) => return Ok((r, count)),
             Err((code, why)) if count == 1 => return Err(Error::declined(NAME, code, why)),
             Err((_, why)) => {
                 log::info!("{NAME}: with {count} dimension orders: {why}; trying one fewer")
             }
         }
         count -= 1;
-    };
-    let detour_vl = (count * vls_per_order) as u8;
-    if routed.detours > 0 && detour_vl as usize >= vls {
-        return Err(Error::declined(
-            NAME,
-            Decline::TooFewVls,
-            format!(
-                "detours around missing cables or switches need VL {detour_vl} beside dimension order's; {}",
-                why_too_few_vls(NAME, fabric, 0)
-            ),
-        ));
     }
-    let vls_used = count * vls_per_order + usize::from(routed.detours > 0);
-    log::info!(
-        "{NAME}: {dims}-D grid {:?} with {} ring(s), {count} dimension order(s) on {vls_used} VL(s); {damaged} line(s) \
-         miss a cable or switch, {} (source switch, LID) path(s) detour through other dimensions on VL {detour_vl} \
-         ({} spare SL(s))",
-        mapped.extent,
-        rings.len(),
-        routed.detours,
-        routed.plan.sls_used(),
-    );
-    let Routed {
-        lfts,
-        sls,
-        plan,
-        detours,
-    } = routed;
-    if count == 1 && rings.is_empty() && detours == 0 {
-        return Ok(Routing {
-            engine: NAME.to_string(),
-            lfts,
-            sl2vl: None,
-            path_sl: PathSl::Uniform(0),
-        });
-    }
-    // SL = order · 2^rings + dateline bits; an order's first VL is
-    // order · vls_per_order. Spare SLs get what the detours' plan says.
-    let first_vl: SlVlTable = std::array::from_fn(|sl| match sl / sls_per_order {
-        o if o < count => (o * vls_per_order) as u8,
+}
+
+/// SL = order · 2^rings + dateline bits; an order's first VL is order ·
+/// vls_per_order, its second on a ring's cable when the SL has that ring's
+/// dateline bit. Spare SLs get what the detours' plan says.
+fn sl2vl_tables(
+    fabric: &Fabric,
+    coords: &[Vec<usize>],
+    rings: &[usize],
+    count: usize,
+    shape: Shape,
+    plan: &HopVlPlan,
+) -> Sl2Vl {
+    let graph = fabric.graph();
+    let first_vl: SlVlTable = std::array::from_fn(|sl| match sl / shape.sls_per_order {
+        o if o < count => (o * shape.vls_per_order) as u8,
         _ => 0,
     });
     let mut sl2vl = Sl2Vl::new(fabric, first_vl);
@@ -270,16 +333,14 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
             let Some(Peer::Switch { switch: t, .. }) = *peer else {
                 continue;
             };
-            let Some(j) = rings
-                .iter()
-                .position(|&i| mapped.coords[s][i] != mapped.coords[t][i])
-            else {
+            let Some(j) = rings.iter().position(|&i| coords[s][i] != coords[t][i]) else {
                 continue;
             };
-            let table: SlVlTable = std::array::from_fn(|sl| match sl / sls_per_order < count {
-                true => first_vl[sl] + u8::from(sl & 1 << j != 0),
-                false => first_vl[sl],
-            });
+            let table: SlVlTable =
+                std::array::from_fn(|sl| match sl / shape.sls_per_order < count {
+                    true => first_vl[sl] + u8::from(sl & 1 << j != 0),
+                    false => first_vl[sl],
+                });
             for inp in 0..ports.len() {
                 sl2vl.set_switch(s, PortNum::new(inp as u8), PortNum::new(out as u8), table);
             }
@@ -289,12 +350,7 @@ pub fn route(fabric: &Fabric, options: &HxdorOptions) -> Result<Routing, Error> 
     for sl in 0..NUM_SLS as u8 {
         sl2vl.set_ca(sl, first_vl[sl as usize]);
     }
-    Ok(Routing {
-        engine: NAME.to_string(),
-        lfts,
-        sl2vl: Some(sl2vl),
-        path_sl: PathSl::PerSourceSwitch(sls),
-    })
+    sl2vl
 }
 
 #[cfg(test)]
