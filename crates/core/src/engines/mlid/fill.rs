@@ -6,7 +6,7 @@ use super::{LmcPlan, MlidOptions, NAME};
 use crate::deadlock::virtual_layers::make_deadlock_free;
 use crate::error::Error;
 use crate::fabric::{Cable, Fabric, Lid, PortNum, SwitchId};
-use crate::routing::{PathSl, Routing, SwitchSls};
+use crate::routing::{Lft, PathSl, Routing, SwitchSls};
 use crate::topology::gft::GenFatTree;
 
 /// Per host port (base LID): the place of its base LID's root among the
@@ -22,6 +22,14 @@ pub(super) fn route_tree(
     tree: &GenFatTree,
     options: &MlidOptions,
 ) -> Result<(Routing, BasePlaces), Error> {
+    log_lmc_plan(fabric, tree);
+    let at_switch = destinations_by_switch(fabric, tree);
+    let filled = fill(fabric, tree, &at_switch);
+    finish(fabric, tree, options, filled)
+}
+
+/// Says what the LMC gives of the tree's up-paths, and which LMC to set.
+fn log_lmc_plan(fabric: &Fabric, tree: &GenFatTree) {
     let plan = LmcPlan::new(tree, fabric.switch_count(), fabric.max_unicast_lid());
     log::info!(
         "{NAME}: fat tree of {}: {} hosts, {} switches, {} up-paths per leaf",
@@ -43,9 +51,12 @@ pub(super) fn route_tree(
             plan.target
         );
     }
+}
+
+/// Every end port's LIDs, by the switch that delivers them, in the tree's
+/// host order (then the switch's own LID).
+fn destinations_by_switch(fabric: &Fabric, tree: &GenFatTree) -> Vec<Vec<Destination>> {
     let graph = fabric.graph();
-    let mut lfts = Routing::empty_lfts(fabric);
-    // Destinations by the switch that delivers them.
     let mut at_switch: Vec<Vec<Destination>> = vec![Vec::new(); graph.switch_count()];
     let hosts = tree.hosts();
     for (at, port) in fabric.end_ports() {
@@ -77,12 +88,30 @@ pub(super) fn route_tree(
     for d in &mut at_switch {
         d.sort_by_key(|d| d.index);
     }
+    at_switch
+}
+
+/// What the fill leaves for `finish`.
+struct Filled {
+    lfts: Vec<Lft>,
+    /// Ports whose LIDs were routed.
+    routed: usize,
+    /// (source switch with hosts, destination switch) pairs whose host
+    /// LIDs take a shortest path there (no up*/down* path, no descent on
+    /// VL 1), once per destination port: their paths need the layering.
+    detoured: Vec<(SwitchId, SwitchId)>,
+    /// The same, routed down-then-up on VL 1 (counted at base LIDs).
+    on_vl1: usize,
+    sls: Option<SwitchSls>,
+    base_places: BasePlaces,
+}
+
+/// The LFT entry of every switch for every LID, by the counters.
+fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> Filled {
+    let graph = fabric.graph();
+    let mut lfts = Routing::empty_lfts(fabric);
     let mut routed = 0usize;
-    // (source switch with hosts, destination switch) pairs whose host
-    // LIDs take a shortest path there (no up*/down* path, no descent on
-    // VL 1), once per destination port: their paths need the layering.
     let mut detoured: Vec<(SwitchId, SwitchId)> = Vec::new();
-    // The same, routed down-then-up on VL 1 (counted at base LIDs).
     let mut on_vl1 = 0usize;
     let second_vl = fabric.vl_budget().usable() >= 2;
     let mut sls: Option<SwitchSls> = None;
@@ -138,6 +167,35 @@ pub(super) fn route_tree(
             }
         }
     }
+    Filled {
+        lfts,
+        routed,
+        detoured,
+        on_vl1,
+        sls,
+        base_places: BasePlaces {
+            places: base_places,
+            roots: balance.roots(),
+        },
+    }
+}
+
+/// The routing from the filled tables: on virtual layers where some pairs
+/// took shortest paths, else on VL 0 (and VL 1 for descents).
+fn finish(
+    fabric: &Fabric,
+    tree: &GenFatTree,
+    options: &MlidOptions,
+    filled: Filled,
+) -> Result<(Routing, BasePlaces), Error> {
+    let Filled {
+        lfts,
+        routed,
+        detoured,
+        on_vl1,
+        sls,
+        base_places,
+    } = filled;
     if let Some(&(s, t)) = detoured.first() {
         // Some hosts have neither an up*/down* path nor a descent to
         // one (Aggregation Nodes on line chips of two directors, hosts on
@@ -169,14 +227,7 @@ pub(super) fn route_tree(
             "{NAME}: {routed} ports' LIDs routed, {} VL(s)",
             routing.vls_needed()
         );
-        let roots = balance.roots();
-        return Ok((
-            routing,
-            BasePlaces {
-                places: base_places,
-                roots,
-            },
-        ));
+        return Ok((routing, base_places));
     }
     let (sl2vl, path_sl) = match sls {
         Some(sls) => {
@@ -197,10 +248,7 @@ pub(super) fn route_tree(
             sl2vl,
             path_sl,
         },
-        BasePlaces {
-            places: base_places,
-            roots: balance.roots(),
-        },
+        base_places,
     ))
 }
 
