@@ -24,7 +24,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::fabric::{Cable, Fabric, Peer, PortRef, SwitchId};
+use crate::fabric::{Cable, Fabric, Peer, PortRef, SwitchGraph, SwitchId};
 
 #[derive(Clone, Debug)]
 pub struct GenFatTree {
@@ -238,6 +238,30 @@ impl std::error::Error for NotATree {}
 
 pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
     let graph = fabric.graph();
+    let height = heights(fabric)?;
+    let top = height.iter().copied().max().unwrap_or(0);
+    let (up, down) = up_and_down_cables(graph, &height);
+    let (radix, parents) = widths(graph, &height, &up, top);
+    let mut top_down: Vec<SwitchId> = graph.ids().collect();
+    top_down.sort_by_key(|s| (std::cmp::Reverse(height[s.idx()]), *s));
+    let host_index = host_order(fabric, &height, &down, &top_down);
+    Ok(GenFatTree {
+        height,
+        top,
+        up,
+        down,
+        radix,
+        parents,
+        host_index,
+        top_down,
+    })
+}
+
+/// Every switch's height, counted from the leaves (the switches with the
+/// largest share of hosts, then those cabled like a leaf), or why the
+/// fabric is no tree.
+fn heights(fabric: &Fabric) -> Result<Vec<usize>, NotATree> {
+    let graph = fabric.graph();
     let n = graph.switch_count();
     let name = |s: SwitchId| fabric.describe_switch(s);
     if n == 0 {
@@ -325,7 +349,13 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
             None => empty.iter().for_each(|s| leaf[s.idx()] = false),
         }
     }
-    let top = height.iter().copied().max().unwrap_or(0);
+    Ok(height)
+}
+
+/// Every switch's cables to the height above and below, in spreading
+/// order.
+fn up_and_down_cables(graph: &SwitchGraph, height: &[usize]) -> (Vec<Vec<Cable>>, Vec<Vec<Cable>>) {
+    let n = graph.switch_count();
     let mut up = vec![Vec::new(); n];
     let mut down = vec![Vec::new(); n];
     for s in graph.ids() {
@@ -343,6 +373,17 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
                 .filter(|c| height[c.to.idx()] + 1 == h),
         );
     }
+    (up, down)
+}
+
+/// Per height: the most common number of up-cables (radix) and of parent
+/// switches.
+fn widths(
+    graph: &SwitchGraph,
+    height: &[usize],
+    up: &[Vec<Cable>],
+    top: usize,
+) -> (Vec<usize>, Vec<usize>) {
     let most_common = |values: &mut dyn Iterator<Item = usize>| {
         let mut counts: HashMap<usize, usize> = HashMap::new();
         for v in values {
@@ -353,7 +394,7 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
             .max_by_key(|&(v, c)| (c, v))
             .map_or(1, |(v, _)| v.max(1))
     };
-    let height_ref = &height;
+    let height_ref = height;
     let at = move |h: usize| graph.ids().filter(move |s| height_ref[s.idx()] == h);
     let radix: Vec<usize> = (0..top)
         .map(|h| most_common(&mut at(h).map(|s| up[s.idx()].len())))
@@ -369,19 +410,7 @@ pub fn recognize(fabric: &Fabric) -> Result<GenFatTree, NotATree> {
             }))
         })
         .collect();
-    let mut top_down: Vec<SwitchId> = graph.ids().collect();
-    top_down.sort_by_key(|s| (std::cmp::Reverse(height[s.idx()]), *s));
-    let host_index = host_order(fabric, &height, &down, &top_down);
-    Ok(GenFatTree {
-        height,
-        top,
-        up,
-        down,
-        radix,
-        parents,
-        host_index,
-        top_down,
-    })
+    (radix, parents)
 }
 
 /// Why heights counted from the leaves do not make a tree: the first
