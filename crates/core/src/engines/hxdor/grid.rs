@@ -199,34 +199,7 @@ impl Grid<'_> {
         let mut plan =
             HopVlPlan::new(((count * shape.sls_per_order) as u8..NUM_SLS as u8).collect());
         let mut detours = 0;
-        // Hosts per switch in port order: d, the destination host index.
-        let mut host_index: HashMap<NodeId, usize> = HashMap::new();
-        for s in graph.ids() {
-            let mut d = 0;
-            for peer in graph.peers(s) {
-                if let Some(Peer::Ca(ca)) = peer {
-                    host_index.entry(ca.node).or_insert(d);
-                    d += 1;
-                }
-            }
-        }
-        // Destinations by switch, so that only one switch's trees are kept.
-        let mut by_switch: Vec<Vec<(Lid, usize, PortNum)>> = vec![Vec::new(); graph.switch_count()];
-        for (owner, port) in fabric.end_ports() {
-            let Some(t) = fabric.lid_switch(port.lid) else {
-                continue;
-            };
-            let is_switch = fabric.node(owner.node).is_switch();
-            let order = if is_switch {
-                0
-            } else {
-                host_index.get(&owner.node).copied().unwrap_or(0) % count
-            };
-            by_switch[t].extend(
-                port.lids()
-                    .map(|lid| (lid, order, fabric.delivery_port(owner))),
-            );
-        }
+        let by_switch = self.destinations_by_switch(count);
         for (t, lids) in graph.ids().zip(&by_switch) {
             // Trees depend on the LID only through half-way ties on rings.
             let mut trees: HashMap<(usize, bool), Tree> = HashMap::new();
@@ -260,47 +233,14 @@ impl Grid<'_> {
                         sls.set(s, lid, (base + tree.bits[s] as usize) as u8);
                         continue;
                     }
-                    // Detour hops on the detour VL, then the dimension-order
-                    // path of the switch it reaches, on that path's VLs.
-                    let mut hops = Vec::new();
-                    let (mut x, mut in_port) = (s, None);
-                    let mut suffix_bits = None;
-                    while x != t {
-                        let y = next[x].ok_or_else(|| {
-                            (
-                                Decline::TooDamaged,
-                                format!(
-                                    "{} has no route to {}",
-                                    fabric.describe_switch(x),
-                                    fabric.describe_switch(t)
-                                ),
-                            )
-                        })?;
-                        let out = self.port(x, y, lid);
-                        if tree.dor[x] && suffix_bits.is_none() {
-                            suffix_bits = Some(tree.bits[x]);
-                        }
-                        let vl = match suffix_bits {
-                            None => detour_vl,
-                            Some(bits) => {
-                                let first = (order * shape.vls_per_order) as u8;
-                                let ring_bit =
-                                    self.dateline_ring(x, y).is_some_and(|j| bits & 1 << j != 0);
-                                first + u8::from(ring_bit)
-                            }
-                        };
-                        hops.push(PlannedHop {
-                            switch: x,
-                            in_port,
-                            out_port: out,
-                            vl,
-                        });
-                        in_port = match graph.peer(x, out) {
-                            Some(Peer::Switch { port, .. }) => Some(port),
-                            _ => None,
-                        };
-                        x = y;
-                    }
+                    let hops = self.detour_hops(
+                        tree,
+                        &next,
+                        (s, t),
+                        lid,
+                        (order * shape.vls_per_order) as u8,
+                        detour_vl,
+                    )?;
                     let sl = plan.place(&hops).ok_or_else(|| {
                         let why = match NUM_SLS - count * shape.sls_per_order {
                             0 => "the orders take every SL, none is left for detours".to_string(),
@@ -322,6 +262,98 @@ impl Grid<'_> {
             plan,
             detours,
         })
+    }
+
+    /// Every LID by the switch that delivers it, with the dimension order
+    /// its destination host takes (Mixed DOR: the host's index on its
+    /// switch, modulo the orders) and the port that delivers it.
+    fn destinations_by_switch(&self, count: usize) -> Vec<Vec<(Lid, usize, PortNum)>> {
+        let fabric = self.fabric;
+        let graph = fabric.graph();
+        // Hosts per switch in port order: d, the destination host index.
+        let mut host_index: HashMap<NodeId, usize> = HashMap::new();
+        for s in graph.ids() {
+            let mut d = 0;
+            for peer in graph.peers(s) {
+                if let Some(Peer::Ca(ca)) = peer {
+                    host_index.entry(ca.node).or_insert(d);
+                    d += 1;
+                }
+            }
+        }
+        // Destinations by switch, so that only one switch's trees are kept.
+        let mut by_switch: Vec<Vec<(Lid, usize, PortNum)>> = vec![Vec::new(); graph.switch_count()];
+        for (owner, port) in fabric.end_ports() {
+            let Some(t) = fabric.lid_switch(port.lid) else {
+                continue;
+            };
+            let is_switch = fabric.node(owner.node).is_switch();
+            let order = if is_switch {
+                0
+            } else {
+                host_index.get(&owner.node).copied().unwrap_or(0) % count
+            };
+            by_switch[t].extend(
+                port.lids()
+                    .map(|lid| (lid, order, fabric.delivery_port(owner))),
+            );
+        }
+        by_switch
+    }
+
+    /// The hops of the path from `s` to `t` for `lid` where `s` itself is
+    /// off dimension order: detour hops on `detour_vl`, then the
+    /// dimension-order path of the switch the detour reaches, on its order's
+    /// VLs (from `first_vl`, the second on a ring's cable past its dateline).
+    fn detour_hops(
+        &self,
+        tree: &Tree,
+        next: &[Option<SwitchId>],
+        (s, t): (SwitchId, SwitchId),
+        lid: Lid,
+        first_vl: u8,
+        detour_vl: u8,
+    ) -> Result<Vec<PlannedHop>, (Decline, String)> {
+        let fabric = self.fabric;
+        let graph = fabric.graph();
+        let mut hops = Vec::new();
+        let (mut x, mut in_port) = (s, None);
+        let mut suffix_bits = None;
+        while x != t {
+            let y = next[x].ok_or_else(|| {
+                (
+                    Decline::TooDamaged,
+                    format!(
+                        "{} has no route to {}",
+                        fabric.describe_switch(x),
+                        fabric.describe_switch(t)
+                    ),
+                )
+            })?;
+            let out = self.port(x, y, lid);
+            if tree.dor[x] && suffix_bits.is_none() {
+                suffix_bits = Some(tree.bits[x]);
+            }
+            let vl = match suffix_bits {
+                None => detour_vl,
+                Some(bits) => {
+                    let ring_bit = self.dateline_ring(x, y).is_some_and(|j| bits & 1 << j != 0);
+                    first_vl + u8::from(ring_bit)
+                }
+            };
+            hops.push(PlannedHop {
+                switch: x,
+                in_port,
+                out_port: out,
+                vl,
+            });
+            in_port = match graph.peer(x, out) {
+                Some(Peer::Switch { port, .. }) => Some(port),
+                _ => None,
+            };
+            x = y;
+        }
+        Ok(hops)
     }
 
     /// The ring (its index among the rings) a hop moves along, if any.
