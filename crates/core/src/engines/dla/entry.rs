@@ -491,18 +491,7 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
             .collect();
         let mut options = Vec::new();
         for a in exiting {
-            // Per member: its cables into groups whose switch there owns a
-            // cable into `b` (the only ones an exit can take).
-            let ways_out: Vec<Vec<(PortNum, SwitchId, usize)>> = plan.groups.members[a]
-                .iter()
-                .map(|&x| {
-                    let cables = plan.graph.cables(x).iter();
-                    cables
-                        .map(|cable| (cable.port, cable.to, plan.group_of(cable.to)))
-                        .filter(|&(_, landing, c)| self.may_enter(a, b, c, landing))
-                        .collect()
-                })
-                .collect();
+            let ways_out = self.ways_out(a, b);
             if ways_out.iter().all(Vec::is_empty) {
                 continue;
             }
@@ -518,18 +507,8 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                 vec![None; ways_out.iter().map(Vec::len).sum::<usize>() * targets.len()];
             for (i, &(d, rank)) in dests.iter().enumerate() {
                 let target = targets.binary_search(&d).unwrap_or(0);
-                let (route, tail) = match planned.chosen[a].get(i).copied().flatten() {
-                    Some(found) => found,
-                    None if plan.complete(a) || plan.links(a, b).is_empty() => continue,
-                    None => {
-                        let direct = plan.direct_link(a, b, rank, d);
-                        let route = GroupRoute {
-                            owner: direct.owner,
-                            port: direct.port,
-                            lane: Lane::Minimal,
-                        };
-                        (route, 1 + plan.local_hops(direct.landing, d))
-                    }
+                let Some((route, tail)) = self.route_of(planned, (a, b), i, (d, rank)) else {
+                    continue;
                 };
                 if route.lane == Lane::Minimal && plan.complete(a) && tail <= 2 {
                     continue; // Figure 4's path for every member
@@ -586,6 +565,50 @@ impl<'p, 'a> EntryPlanner<'p, 'a> {
                         .exits
                         .push((x, i, best.route.port, best.route.lane));
                 }
+            }
+        }
+    }
+
+    /// Per member of `a`: its cables into groups whose switch there owns a
+    /// cable into `b` (the only ones an exit can take), as (port, landing,
+    /// landing's group).
+    fn ways_out(&self, a: usize, b: usize) -> Vec<Vec<(PortNum, SwitchId, usize)>> {
+        let plan = self.plan;
+        plan.groups.members[a]
+            .iter()
+            .map(|&x| {
+                let cables = plan.graph.cables(x).iter();
+                cables
+                    .map(|cable| (cable.port, cable.to, plan.group_of(cable.to)))
+                    .filter(|&(_, landing, c)| self.may_enter(a, b, c, landing))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The route group `a` takes towards the `i`-th destination `d` (of
+    /// `rank`) in `b`, with the hops after its owner: what the entries
+    /// chose, else the direct link; `None` where no exit is wanted (a
+    /// complete group with no entry, or no cable to `b`).
+    fn route_of(
+        &self,
+        planned: &Planned,
+        (a, b): (usize, usize),
+        i: usize,
+        (d, rank): (SwitchId, usize),
+    ) -> Option<(GroupRoute, usize)> {
+        let plan = self.plan;
+        match planned.chosen[a].get(i).copied().flatten() {
+            Some(found) => Some(found),
+            None if plan.complete(a) || plan.links(a, b).is_empty() => None,
+            None => {
+                let direct = plan.direct_link(a, b, rank, d);
+                let route = GroupRoute {
+                    owner: direct.owner,
+                    port: direct.port,
+                    lane: Lane::Minimal,
+                };
+                Some((route, 1 + plan.local_hops(direct.landing, d)))
             }
         }
     }
