@@ -87,11 +87,9 @@ mod tests {
     use crate::fabric::VlBudget;
 
     fn dragonfly(budget: VlBudget) -> Fabric {
-        let mut b =
+        let b =
             crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(4, 2, 1)).unwrap();
-        b.assign_lids_sequential(0).unwrap();
-        b.set_vl_budget(budget);
-        b.build().unwrap()
+        crate::testkit::TestFabric::of(b).budget(budget).build()
     }
 
     #[test]

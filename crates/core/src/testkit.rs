@@ -13,7 +13,7 @@ use crate::gen;
 pub struct TestFabric {
     builder: FabricBuilder,
     lmc: u8,
-    vls: Option<u8>,
+    budget: Option<VlBudget>,
 }
 
 impl TestFabric {
@@ -21,7 +21,7 @@ impl TestFabric {
         TestFabric {
             builder,
             lmc: 0,
-            vls: None,
+            budget: None,
         }
     }
 
@@ -39,8 +39,17 @@ impl TestFabric {
     }
 
     /// `vls` data VLs on every inter-switch link.
-    pub fn vls(mut self, vls: u8) -> TestFabric {
-        self.vls = Some(vls);
+    pub fn vls(self, vls: u8) -> TestFabric {
+        self.budget(VlBudget {
+            data_vls: vls,
+            limited_by: format!("the test offers {vls}"),
+            ..VlBudget::default()
+        })
+    }
+
+    /// The VL budget as the SM would set it (e.g. SL2VL not programmed).
+    pub fn budget(mut self, budget: VlBudget) -> TestFabric {
+        self.budget = Some(budget);
         self
     }
 
@@ -49,12 +58,8 @@ impl TestFabric {
         b.assign_lids_sequential(self.lmc)
             .expect("the test fabric's LIDs fit");
         b.set_lmc(self.lmc);
-        if let Some(vls) = self.vls {
-            b.set_vl_budget(VlBudget {
-                data_vls: vls,
-                limited_by: format!("the test offers {vls}"),
-                ..VlBudget::default()
-            });
+        if let Some(budget) = self.budget {
+            b.set_vl_budget(budget);
         }
         b.build().expect("the test fabric is valid")
     }

@@ -13,9 +13,8 @@ use crate::pipeline::route_by_name;
 use crate::rng::Rng;
 use crate::routing::Routing;
 
-fn built(mut b: crate::FabricBuilder) -> Fabric {
-    b.assign_lids_sequential(0).unwrap();
-    b.build().unwrap()
+fn built(b: crate::FabricBuilder) -> Fabric {
+    crate::testkit::TestFabric::of(b).build()
 }
 
 fn dragonfly(a: usize, h: usize, p: usize) -> Fabric {

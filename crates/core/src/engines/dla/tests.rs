@@ -11,12 +11,12 @@ fn dragonfly(a: usize, h: usize, p: usize, groups: usize, shuffle: Option<u64>) 
         groups,
         ..Params::new(a, h, p)
     };
-    let mut b = gen::dragonfly::dragonfly(&params).unwrap();
-    if let Some(seed) = shuffle {
-        b = gen::shuffle_ports(&b, seed);
+    let fabric = crate::testkit::TestFabric::of(gen::dragonfly::dragonfly(&params).unwrap());
+    match shuffle {
+        Some(seed) => fabric.shuffled(seed),
+        None => fabric,
     }
-    b.assign_lids_sequential(0).unwrap();
-    b.build().unwrap()
+    .build()
 }
 
 /// Damage as the issue names it: fractions of switches, global and local

@@ -153,9 +153,8 @@ mod tests {
     use crate::gen;
     use crate::topology::grid::map_grid;
 
-    fn fabric(mut b: crate::FabricBuilder) -> Fabric {
-        b.assign_lids_sequential(0).unwrap();
-        b.build().unwrap()
+    fn fabric(b: crate::FabricBuilder) -> Fabric {
+        crate::testkit::TestFabric::of(b).build()
     }
 
     /// The recogniser's verdict, or the mapping's own refusal.

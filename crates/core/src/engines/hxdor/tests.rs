@@ -5,9 +5,7 @@ use crate::fabric::{Lid, VlBudget};
 use crate::gen;
 
 fn fabric(b: crate::FabricBuilder) -> Fabric {
-    let mut b = gen::shuffle_ports(&b, 4);
-    b.assign_lids_sequential(0).unwrap();
-    b.build().unwrap()
+    crate::testkit::TestFabric::of(b).shuffled(4).build()
 }
 
 fn config(orders: u8) -> HxdorOptions {

@@ -7,10 +7,10 @@ use crate::routing::{PathSl, NO_PATH};
 use vl1::VL1_SL;
 
 fn tree_fabric(m: usize, n: usize, lmc: u8) -> Fabric {
-    let mut b = gen::shuffle_ports(&fattree(m, n).unwrap(), 9);
-    b.assign_lids_sequential(lmc).unwrap();
-    b.set_lmc(lmc);
-    b.build().unwrap()
+    crate::testkit::TestFabric::of(fattree(m, n).unwrap())
+        .shuffled(9)
+        .lmc(lmc)
+        .build()
 }
 
 #[test]
@@ -133,10 +133,7 @@ fn declines_what_is_not_a_tree() {
 }
 
 fn with_lids(b: crate::fabric::FabricBuilder, lmc: u8) -> Fabric {
-    let mut b = b;
-    b.assign_lids_sequential(lmc).unwrap();
-    b.set_lmc(lmc);
-    b.build().unwrap()
+    crate::testkit::TestFabric::of(b).lmc(lmc).build()
 }
 
 /// Every LID of every switch and of every host on a leaf (the

@@ -6,9 +6,7 @@ use crate::routing::walk::trace;
 use crate::routing::{PathSl, Routing};
 
 fn build(b: crate::FabricBuilder, seed: u64) -> Fabric {
-    let mut b = gen::shuffle_ports(&b, seed);
-    b.assign_lids_sequential(0).unwrap();
-    b.build().unwrap()
+    crate::testkit::TestFabric::of(b).shuffled(seed).build()
 }
 
 /// A Dragonfly+ from the generator, ports shuffled.
