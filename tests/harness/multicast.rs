@@ -125,7 +125,19 @@ pub fn settled_mcfdbs(osm: &OpenSm, groups: usize) -> Tables {
         if text != last.0 {
             last = (text, Instant::now());
         }
-        let tables = mcfdbs::read(&last.0).expect("OpenSM's multicast dump reads");
+        // OpenSM rewrites the file in place, so a read can catch it half
+        // written: that is "not settled yet", until the time runs out.
+        let tables = match mcfdbs::read(&last.0) {
+            Ok(tables) => tables,
+            Err(e) => {
+                assert!(
+                    start.elapsed() < Duration::from_secs(120),
+                    "OpenSM's multicast dump does not read: {e:?}"
+                );
+                std::thread::sleep(Duration::from_millis(250));
+                continue;
+            }
+        };
         let mlids: std::collections::BTreeSet<u16> =
             tables.values().flat_map(|t| t.keys().copied()).collect();
         if mlids.len() == groups && last.1.elapsed() > Duration::from_secs(3) {

@@ -92,6 +92,10 @@ impl Summary {
         self.failures.is_empty()
     }
 
+    /// Every figure of the report, from one trace of the routes (delivery,
+    /// hops, channel loads, dependencies), then EBB, multicast and the
+    /// OpenSM log. One function of about 110 lines: each figure is a few
+    /// lines over the same trace and fabric, assembled into one struct.
     pub fn compute(
         dir: &Path,
         loaded: &Loaded,

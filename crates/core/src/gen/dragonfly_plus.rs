@@ -103,6 +103,10 @@ fn global_cables(p: &Params, cables: usize) -> Vec<((usize, usize), (usize, usiz
 }
 
 /// Builds the Dragonfly+, or says which parameter is impossible.
+///
+/// Kept as one function (about 110 lines): the parameter checks, then
+/// switches, hosts, leaf–spine and global cables in the one GUID and port
+/// numbering they share, read top to bottom like the fabric is cabled.
 pub fn dragonfly_plus(p: &Params) -> Result<FabricBuilder, String> {
     if p.leaves == 0 || p.spines == 0 || p.groups == 0 {
         return Err("leaves, spines and groups must each be at least 1".into());

@@ -98,6 +98,11 @@ pub fn is_record(line: &str) -> bool {
 }
 
 /// [`read`], returning also the lines outside the topology it skipped.
+///
+/// One loop over the lines, kept whole (about 115 lines) because the state
+/// it carries — the node whose port lines follow, the `switchguid=` that
+/// precedes a switch header, the subnet's LMC — is read and written by
+/// nearly every kind of line; the per-line parsing itself is in helpers.
 pub fn read_with_notes(text: &str) -> Result<Discovered, IbnetdiscoverError> {
     let span = pasted::span(text, is_record);
     let mut b = FabricBuilder::new();
