@@ -112,14 +112,7 @@ pub fn read_with_notes(text: &str) -> Result<Discovered, IbnetdiscoverError> {
     // `switchguid=0xNODE(PORT)` precedes its switch's header.
     let mut switch_port_guid: Option<u64> = None;
     let mut subnet_lmc = 0u8;
-    for (i, raw) in span
-        .lines
-        .iter()
-        .enumerate()
-        .take(span.end)
-        .skip(span.first)
-    {
-        let line_no = i + 1;
+    for (line_no, raw) in span.topology_lines() {
         let line = raw.trim();
         let err = |message: String| IbnetdiscoverError {
             line: line_no,

@@ -44,6 +44,17 @@ pub struct Span<'a> {
     pub skipped: Vec<Skipped>,
 }
 
+impl<'a> Span<'a> {
+    /// The lines from the first record to the last, with their 1-based
+    /// line numbers in the file.
+    pub fn topology_lines(&self) -> impl Iterator<Item = (usize, &'a str)> + '_ {
+        self.lines[self.first..self.end]
+            .iter()
+            .enumerate()
+            .map(|(i, &line)| (self.first + i + 1, line))
+    }
+}
+
 pub fn span<'a>(text: &'a str, is_record: impl Fn(&str) -> bool) -> Span<'a> {
     let lines: Vec<&str> = without_bom(text).lines().collect();
     let records: Vec<usize> = (0..lines.len())

@@ -71,22 +71,16 @@ pub fn read(text: &str) -> Result<Discovered, IbnetdiscoverError> {
         .collect();
     span.skipped.retain(|s| !is_trace(&s.text));
     let mut lines = Vec::new();
-    for (i, raw) in span
-        .lines
-        .iter()
-        .enumerate()
-        .take(span.end)
-        .skip(span.first)
-    {
+    for (line_no, raw) in span.topology_lines() {
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || is_trace(line) {
             continue;
         }
         let mut parsed = report_line(line).map_err(|message| IbnetdiscoverError {
-            line: i + 1,
+            line: line_no,
             message,
         })?;
-        parsed.line = i + 1;
+        parsed.line = line_no;
         lines.push(parsed);
     }
     if lines.is_empty() {
