@@ -160,15 +160,7 @@ fn check_mlid(name: &str, m: usize, n: usize, lmc: u8) {
         &osm.dir,
         &["--lmc", &lmc_arg, "--patterns", "200", "--dlid-choice"],
     );
-    let ebb = |prefix: &str| -> f64 {
-        let line = check
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .unwrap_or_else(|| panic!("{prefix}: {check}"));
-        line.split_whitespace()
-            .find_map(|w| w.parse().ok())
-            .unwrap()
-    };
+    let ebb = |prefix: &str| harness::first_number_after(&check, prefix);
     let (base, chosen) = (
         ebb("effective bisection bandwidth:"),
         ebb("effective bisection bandwidth with"),

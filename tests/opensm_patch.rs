@@ -202,15 +202,7 @@ fn sample<T: Copy>(pairs: &[T], n: usize, mut seed: u64) -> Vec<T> {
 /// directory's path selection).
 fn ebbs(dir: &Path) -> (f64, f64) {
     let check = check_loop_free(dir, &["--lmc", "4", "--patterns", "200", "--dlid-choice"]);
-    let ebb = |prefix: &str| -> f64 {
-        let line = check
-            .lines()
-            .find(|l| l.starts_with(prefix))
-            .unwrap_or_else(|| panic!("{prefix}: {check}"));
-        line.split_whitespace()
-            .find_map(|w| w.parse().ok())
-            .unwrap()
-    };
+    let ebb = |prefix: &str| harness::first_number_after(&check, prefix);
     (
         ebb("effective bisection bandwidth:"),
         ebb("effective bisection bandwidth with"),

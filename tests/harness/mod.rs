@@ -83,6 +83,18 @@ pub fn osmroute_seen(args: &[&str]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
+/// The first number on the line of `report` that starts with `prefix`
+/// (a figure of `osmroute check`'s report, e.g. its EBB).
+pub fn first_number_after(report: &str, prefix: &str) -> f64 {
+    let line = report
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starts with {prefix:?}: {report}"));
+    line.split_whitespace()
+        .find_map(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no number on {line:?}"))
+}
+
 /// How long OpenSM may take to route the fabric of net file `net`: two
 /// minutes plus a second per 50 lines (discovery grows with the fabric).
 pub fn timeout_for(net: &str) -> Duration {
