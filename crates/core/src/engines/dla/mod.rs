@@ -149,7 +149,7 @@ pub fn route(fabric: &Fabric, options: &DlaOptions) -> Result<Routing, Error> {
         GroupDiscovery::Neighbourhood => discover_groups(graph),
         GroupDiscovery::Mapping => Ok(groups_by_mapping(graph)),
     }
-    .and_then(|groups| check_shape(&groups).map(|()| groups))
+    .and_then(|groups| check_shape(graph, &groups).map(|()| groups))
     .map_err(|e| not_a_dragonfly(explain_groups(fabric, &e)))?;
     let t1 = started.elapsed();
     let plan = Plan::new(graph, groups).map_err(|e| match e {
@@ -296,6 +296,14 @@ fn explain_groups(fabric: &Fabric, e: &NotADragonfly) -> String {
              group of {}), where a Dragonfly has at least two groups of at least 3; use an engine for any topology \
              (`routing_engine dla,pssp`)",
             name(*switch)
+        ),
+        NotADragonfly::SparseGroups { sparsest, share } => format!(
+            "not a Dragonfly: its switches fall into groups, but these hold only {:.0} % of the local cables \
+             cliques of their sizes would have (the group of {} lacks the most), where a Dragonfly dla routes \
+             keeps at least {:.0} %; use an engine for any topology (`routing_engine dla,pssp`)",
+            share * 100.0,
+            name(*sparsest),
+            crate::topology::dragonfly::MIN_LOCAL_SHARE * 100.0
         ),
         NotADragonfly::GroupSize { switch, size, expected } => format!(
             "closed neighbourhoods give groups of different sizes: the group of {} has {size} switches, expected \
