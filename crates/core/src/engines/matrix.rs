@@ -102,14 +102,25 @@ pub fn recommend(trials: &[Trial]) -> Option<&'static str> {
         .find(|name| trials.iter().any(|t| t.engine == *name && fits(t, best)))
 }
 
-/// Small instances of every family our generators make, and the two
-/// hand-built shapes of no generator (a Dragonfly+ and a rail pod), for
-/// the matrix.
+/// Small instances of every family our generators make (intact, and the
+/// field's forms: damage, director chips, Aggregation Nodes), and two
+/// hand-built shapes (a Dragonfly+ whose spines cable only to their
+/// namesakes, and a rail pod), for the matrix.
 pub fn families() -> Vec<(String, FabricBuilder)> {
     let pgft = gen::pgft::Pgft {
         down: vec![4, 6],
         up: vec![1, 3],
         parallel: vec![1, 2],
+    };
+    // Leaves on two director chassis of 4 line and 2 spine chips, bundles
+    // of 2: a real tree's shape (CS7500-like) in a few dozen chips.
+    let director = gen::field::Directors {
+        directors: 2,
+        line_chips: 4,
+        spine_chips: 2,
+        leaves_per_line: 2,
+        hosts: 3,
+        bundle: 2,
     };
     let made: Vec<(&str, Result<FabricBuilder, String>)> = vec![
         (
@@ -131,6 +142,23 @@ pub fn families() -> Vec<(String, FabricBuilder)> {
         (
             "random regular 16x4 p=2",
             gen::random_regular::random_regular(16, 4, 2, 1),
+        ),
+        (
+            "dragonfly+ 9 groups 4x4 leaf/spine",
+            gen::dragonfly_plus::dragonfly_plus(&gen::dragonfly_plus::Params::new(4, 4, 4, 2, 9)),
+        ),
+        (
+            "dragonfly+ 9 groups, 5 % switches gone, ANs",
+            gen::dragonfly_plus::dragonfly_plus(&gen::dragonfly_plus::Params {
+                aggregation_nodes: true,
+                ..gen::dragonfly_plus::Params::new(4, 4, 4, 2, 9)
+            })
+            .and_then(|b| gen::degrade::drop_switches(&b, 0.05, 1))
+            .map(|(b, _)| b),
+        ),
+        (
+            "director twin 2x(4 line, 2 spine) + ANs",
+            gen::field::directors(&director).and_then(|b| gen::field::aggregation_nodes(&b)),
         ),
         (
             "dragonfly+ 4 groups (by hand)",
