@@ -149,6 +149,13 @@ pub fn run(args: Args) -> crate::CmdResult {
     if let Some(ebb) = s.ebb_chosen_dlids {
         println!("effective bisection bandwidth with the path-selection DLIDs: {ebb:.4}");
     }
+    if let Some(g) = &s.group_shift {
+        println!(
+            "group shift ({} groups, every host to its counterpart k groups on, {} streams per shift, mean over \
+             the shifts): {:.4} of full speed to base LIDs, {:.4} spread over the destination's {} LIDs",
+            g.groups, g.streams, g.minimal, g.spread, g.lids_per_host
+        );
+    }
     for a in &s.assumptions {
         println!("assumed: {a}");
     }

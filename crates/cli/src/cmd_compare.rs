@@ -67,6 +67,12 @@ fn rows() -> Vec<Row> {
         (CHOSEN_EBB_ROW, |s| {
             opt(s.ebb_chosen_dlids.map(|e| format!("{e:.4}")))
         }),
+        ("group shift, base LIDs", |s| {
+            opt(s.group_shift.as_ref().map(|g| format!("{:.4}", g.minimal)))
+        }),
+        ("group shift, all LIDs", |s| {
+            opt(s.group_shift.as_ref().map(|g| format!("{:.4}", g.spread)))
+        }),
         ("VLs needed (OpenSM log)", |s| opt(s.vls_needed_by_log)),
         ("SLs used", |s| s.sls_used.len().to_string() + assumed(s)),
         ("VLs used", |s| s.vls_used.len().to_string() + assumed(s)),

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use osmroute_core::analysis::ebb::effective_bisection_with_progress;
+use osmroute_core::analysis::group_shift::group_shift;
 use osmroute_core::analysis::report::analyze_with_dependencies;
 use osmroute_core::fabric::{Lid, Peer, PortNum};
 use osmroute_core::multicast::GroupMft;
@@ -18,6 +19,16 @@ use crate::load::Loaded;
 use crate::mcast_summary::MulticastSummary;
 use crate::osm_log;
 use crate::progress::Progress;
+
+/// `osmroute_core::analysis::group_shift::GroupShift`, serialisable.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupShiftFigures {
+    pub groups: usize,
+    pub streams: usize,
+    pub lids_per_host: usize,
+    pub minimal: f64,
+    pub spread: f64,
+}
 
 #[derive(Serialize)]
 pub struct Failure {
@@ -60,6 +71,9 @@ pub struct Summary {
     pub ebb_chosen_dlids: Option<f64>,
     pub ebb_patterns: usize,
     pub ebb_seed: u64,
+    /// The group-shift pattern's bandwidth on a Dragonfly or Dragonfly+,
+    /// to base LIDs and spread over every LID of the destination.
+    pub group_shift: Option<GroupShiftFigures>,
     pub sls_used: Vec<u8>,
     pub vls_used: Vec<u8>,
     pub dependencies: usize,
@@ -191,6 +205,16 @@ impl Summary {
             }),
             ebb_patterns: patterns,
             ebb_seed: seed,
+            group_shift: (patterns > 0)
+                .then(|| group_shift(fabric, routing))
+                .flatten()
+                .map(|g| GroupShiftFigures {
+                    groups: g.groups,
+                    streams: g.streams,
+                    lids_per_host: g.lids_per_host,
+                    minimal: g.minimal,
+                    spread: g.spread,
+                }),
             sls_used: report.sls_used.clone(),
             vls_used: report.vls_used.clone(),
             dependencies: report.dependencies,

@@ -5,5 +5,6 @@ pub mod bounds;
 pub mod churn;
 pub mod credit;
 pub mod ebb;
+pub mod group_shift;
 pub mod multipath;
 pub mod report;
