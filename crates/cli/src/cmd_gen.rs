@@ -101,9 +101,6 @@ enum Family {
         /// The first N groups get one spine more.
         #[arg(long, default_value_t = 0)]
         extra_spine_groups: usize,
-        /// One Aggregation Node CA (as NVIDIA SHARP's) on every switch.
-        #[arg(long)]
-        aggregation_nodes: bool,
         /// Remove this fraction of the global cables at random (seeded),
         /// after --drop-switches.
         #[arg(long, default_value_t = 0.0)]
@@ -254,12 +251,13 @@ fn generate(family: Family, seed: u64) -> Result<FabricBuilder, String> {
             groups,
             cables_per_pair,
             extra_spine_groups,
-            aggregation_nodes,
             ..
         } => dragonfly_plus::dragonfly_plus(&dragonfly_plus::Params {
             cables_per_pair,
             extra_spine_groups,
-            aggregation_nodes,
+            // The global --aggregation-nodes adds them, after the drops:
+            // asking the generator too gave every switch two.
+            aggregation_nodes: false,
             ..dragonfly_plus::Params::new(leaves, spines, hosts, global_ports, groups)
         }),
         Family::Slimfly { q, p } => {

@@ -21,6 +21,7 @@ mod choice;
 mod lanes;
 #[cfg(test)]
 mod tests;
+mod valiant;
 
 use crate::error::Error;
 use crate::fabric::{Fabric, SwitchId};
@@ -92,10 +93,26 @@ impl Roles<'_> {
 pub fn route(fabric: &Fabric, plus: &DragonflyPlus, base: u8) -> Result<Routing, Error> {
     let roles = Roles { plus };
     let started = std::time::Instant::now();
-    let lfts = choice::forwarding_tables(fabric, &roles);
+    let minimal = choice::forwarding_tables(fabric, &roles);
+    let mut lfts = minimal.clone();
+    let mut valiant = valiant::route_extra_lids(fabric, &roles, &mut lfts);
     let t1 = started.elapsed();
-    let lanes = lanes::assign(fabric, &roles, &lfts, base)
-        .map_err(|(code, why)| Error::declined(super::NAME, code, why))?;
+    let lanes = match lanes::assign(fabric, &roles, &lfts, base) {
+        Ok(lanes) => lanes,
+        // Non-minimal extra LIDs are a bonus: where their lanes do not fit
+        // the SLs or VLs, the extra LIDs stay minimal.
+        Err((_, why)) if valiant > 0 => {
+            log::warn!(
+                "dla: the extra LIDs (LMC > 0) keep minimal paths: through intermediate groups they would need \
+                 more lanes than fit ({why})"
+            );
+            valiant = 0;
+            lfts = minimal;
+            lanes::assign(fabric, &roles, &lfts, base)
+                .map_err(|(code, why)| Error::declined(super::NAME, code, why))?
+        }
+        Err((code, why)) => return Err(Error::declined(super::NAME, code, why)),
+    };
     log::debug!(
         "dla: Dragonfly+ tables in {} ms, lanes in {} ms",
         t1.as_millis(),
@@ -113,7 +130,8 @@ pub fn route(fabric: &Fabric, plus: &DragonflyPlus, base: u8) -> Result<Routing,
         }
     };
     log::info!(
-        "dla: Dragonfly+ of {} groups of {} leaves and {} spines; {} LIDs routed on {} lane(s) and {} reserve layer(s), {} VL(s)",
+        "dla: Dragonfly+ of {} groups of {} leaves and {} spines; {} LIDs routed ({valiant} extra LIDs through an \
+         intermediate group) on {} lane(s) and {} reserve layer(s), {} VL(s)",
         plus.groups(),
         sizes(&plus.leaves),
         sizes(&plus.spines),
