@@ -21,7 +21,9 @@
 //! passes on every SL, the first candidate covers the SLs on which it
 //! passes alone and which share no VL with the other SLs on any hop (SLs
 //! the unicast leaves alone); groups on other SLs get OpenSM's kind of
-//! tree (`opensm_like`). The check traces every route, so it is skipped on
+//! tree (`opensm_like`). pssp and layered leave SL 0 alone on VL 0 when
+//! their layering has room (`virtual_layers::MULTICAST_VL`), so SL 0, the
+//! IPoIB broadcast group's, is among those SLs. The check traces every route, so it is skipped on
 //! fabrics with more than `MAX_ROUTES` CA-to-CA routes, which then keep
 //! OpenSM's own trees.
 
