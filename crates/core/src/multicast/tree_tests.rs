@@ -316,6 +316,12 @@ fn groups_spread_over_the_trees() {
             built(crate::gen::hyperx::hyperx(&[3, 3], &[1, 1], 4).unwrap()),
         ),
         ("pssp", built(crate::gen::fattree::fattree(4, 3).unwrap())),
+        // SL-0 groups on VL 0, unicast on SLs 1..
+        ("pssp", dragonfly(4, 2, 2)),
+        (
+            "layered",
+            built(crate::gen::slimfly::slimfly(5, 2).unwrap()),
+        ),
     ];
     for (engine, f) in cases {
         let r = route_by_name(engine, &f).unwrap().routing;
@@ -335,6 +341,12 @@ fn groups_spread_over_the_trees() {
             let (alone, _) = channel_sharing(&f, &groups_of(&f, &hub, &r, &members));
             eprintln!("  with the hub tree alone: at most {alone}");
             assert!(max < alone, "the extra trees take load off the hub tree");
+        }
+        if let TreeRule::SomeSls(trees, sls) = &rule {
+            let first = TreeRule::SomeSls(vec![trees[0].clone()], *sls);
+            let (alone, _) = channel_sharing(&f, &groups_of(&f, &first, &r, &members));
+            eprintln!("  with the first tree alone: at most {alone}");
+            assert!(max <= alone, "{engine}: more trees on the covered SLs");
         }
     }
 }
