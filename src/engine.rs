@@ -336,7 +336,15 @@ impl EngineContext {
             if let Some(why) = plan.problem() {
                 log::warn!("{}: multicast: {why}", self.name());
             }
-            if let Some(sls) = plan.partial() {
+            if let Some(sls) = plan.partial().filter(|_| plan.covers_sl0()) {
+                // Unicast's SLs are the ones left out; groups rarely ask
+                // for them (a group that does is warned about).
+                log::info!(
+                    "{}: multicast: trees checked against credit loops for groups on SLs {sls:?} (SL 0 \
+                     among them); groups on the other SLs get OpenSM's kind of tree",
+                    self.name()
+                );
+            } else if let Some(sls) = plan.partial() {
                 log::warn!(
                     "{}: multicast: trees checked against credit loops only for groups on SLs {sls:?}; groups on \
                      other SLs (the IPoIB broadcast group is on SL 0 unless its partition says `sl=`) get OpenSM's \

@@ -5,6 +5,7 @@
 //! a rule. `osm::mcast` is the FFI side.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU16, Ordering};
 
 use osmroute_core::fabric::{Fabric, PortRef};
 use osmroute_core::multicast::opensm_like::opensm_like;
@@ -17,6 +18,8 @@ pub struct MulticastPlan {
     rule: Result<TreeRule, String>,
     /// End ports by port GUID (OpenSM names members by port GUID).
     port_by_guid: HashMap<u64, PortRef>,
+    /// SLs (a bit each) whose unchecked trees were already warned about.
+    warned_sls: AtomicU16,
 }
 
 impl MulticastPlan {
@@ -24,6 +27,7 @@ impl MulticastPlan {
         MulticastPlan {
             rule: rule_for(engine, fabric, routing),
             port_by_guid: fabric.end_ports().map(|(at, p)| (p.guid, at)).collect(),
+            warned_sls: AtomicU16::new(0),
         }
     }
 
@@ -39,6 +43,31 @@ impl MulticastPlan {
             Ok(rule @ TreeRule::SomeSls(..)) => Some(rule.covered_sls()),
             _ => None,
         }
+    }
+
+    /// Whether the rule covers SL 0 (OpenSM's default SL and the IPoIB
+    /// broadcast group's).
+    pub fn covers_sl0(&self) -> bool {
+        self.rule.as_ref().is_ok_and(|r| r.covers(0))
+    }
+
+    /// Warns once per SL when a group lands on an SL the checked trees do
+    /// not cover, where SL 0 is covered (only groups created on one of
+    /// unicast's SLs then land there; without SL 0 the pass's warning
+    /// already said so).
+    fn warn_unchecked(&self, rule: &TreeRule, mlid: u16, sl: u8) {
+        let bit = 1u16 << (sl & 0xf);
+        if rule.covers(sl)
+            || !rule.covers(0)
+            || self.warned_sls.fetch_or(bit, Ordering::Relaxed) & bit != 0
+        {
+            return;
+        }
+        log::warn!(
+            "multicast MLID {mlid:#06X} (and any other group on SL {sl}): SL {sl} is not among the SLs whose \
+             trees are checked ({:?}); it gets OpenSM's kind of tree, which nothing checks against credit loops",
+            rule.covered_sls()
+        );
     }
 
     /// The MFT entries of group `mlid` for the member ports `guids`: per
@@ -64,7 +93,10 @@ impl MulticastPlan {
             }
         }
         let group = match &self.rule {
-            Ok(rule) => build_group(fabric, rule, routing, mlid, sl, &members)?,
+            Ok(rule) => {
+                self.warn_unchecked(rule, mlid, sl);
+                build_group(fabric, rule, routing, mlid, sl, &members)?
+            }
             Err(_) => opensm_like(fabric, routing, mlid, sl, &members)?,
         };
         let mut out = Vec::new();

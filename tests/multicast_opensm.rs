@@ -3,10 +3,11 @@
 //! groups of 2-24 hosts. Our engines build the trees; the MFTs read back
 //! from the switches equal OpenSM's dump; `osmroute check` finds no credit
 //! loop in unicast and multicast together and every member reached once;
-//! groups survive a re-sweep after a cable fails. For contrast, pssp with
-//! OpenSM's own default trees (or its own rule's OpenSM-like tree on SL 0)
-//! has the cycle the broadcast tree closes with its unicast, and none with
-//! every group on the SL its unicast leaves free.
+//! groups survive a re-sweep after a cable fails. pssp keeps VL 0 for
+//! multicast on SL 0, so every group on SL 0 gets a checked tree; for
+//! contrast, pssp without that VL (`pssp.multicast_vl FALSE`, as before)
+//! and OpenSM's own default trees (or its own rule's OpenSM-like tree on
+//! SL 0) has the cycle the broadcast tree closes with its unicast.
 
 mod harness;
 
@@ -225,8 +226,9 @@ fn sfmin_and_hxdor_build_checked_trees() {
 }
 
 /// OpenSM's own default tree (the plugin told to leave the trees to it)
-/// with pssp's unicast: the cycle the issue measured. pssp's own rule
-/// gives SL-0 groups the same kind of tree, with a warning.
+/// with pssp's unicast on SL 0 too (`pssp.multicast_vl FALSE`): the cycle
+/// the issue measured. pssp's own rule then gives SL-0 groups the same
+/// kind of tree, with a warning.
 #[test]
 fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
     for opensm_trees in [true, false] {
@@ -237,12 +239,14 @@ fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
 fn pssp_broadcast_on_sl0(opensm_trees: bool) {
     let net = dragonfly_net(4, 2, 2);
     let mut sim = Sim::start("mcast-pssp", &net);
-    let env: &[(&str, &str)] = if opensm_trees {
-        &[("OSMROUTE_OPENSM_MULTICAST", "1")]
-    } else {
-        &[]
-    };
-    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], env);
+    let conf = sim.dir.join("no-multicast-vl.conf");
+    std::fs::write(&conf, "pssp.multicast_vl FALSE\n").expect("write osmroute.conf");
+    let conf = conf.display().to_string();
+    let mut env = vec![("OSMROUTE_CONFIG", conf.as_str())];
+    if opensm_trees {
+        env.push(("OSMROUTE_OPENSM_MULTICAST", "1"));
+    }
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], &env);
     osm.wait_for("SUBNET UP", Duration::from_secs(120));
     let all = hosts(&net);
     join_all(&sim, &[(BROADCAST.to_string(), all.clone())]);
@@ -257,8 +261,8 @@ fn pssp_broadcast_on_sl0(opensm_trees: bool) {
         assert!(fallback.is_empty(), "OpenSM's own trees: {fallback:?}");
     } else {
         assert!(
-            fallback.len() == 1 && fallback[0].contains("only for groups on SLs [2]"),
-            "pssp's trees pass the check only on SL 2 here: {fallback:?}"
+            fallback.len() == 1 && fallback[0].contains("checked against credit loops only"),
+            "pssp's trees do not pass the check on SL 0 here: {fallback:?}"
         );
     }
     let (ok, report) = check(&osm);
@@ -273,22 +277,26 @@ fn pssp_broadcast_on_sl0(opensm_trees: bool) {
     );
 }
 
-/// The remedy where pssp's layering leaves no tree on SL 0: the IPoIB
-/// partition on SL 2 (which pssp's unicast leaves alone on this fabric),
-/// every group on SL 2, checked trees, no credit loop.
+/// pssp by default: unicast on SLs 1.., VL 0 left to SL 0, so the
+/// broadcast group and 100 random groups on SL 0 (no partitions.conf)
+/// get checked trees, with no credit loop and no warning.
 #[test]
-fn pssp_groups_on_the_sl_its_unicast_leaves_free_are_loop_free() {
+fn pssp_groups_on_sl0_get_checked_trees_by_default() {
     let net = dragonfly_net(4, 2, 2);
-    let mut sim = Sim::start("mcast-pssp-sl2", &net);
-    let partitions = sim.dir.join("partitions.conf");
-    std::fs::write(
-        &partitions,
-        "Default=0x7fff, ipoib, sl=2, defmember=full : ALL=full;\n",
-    )
-    .expect("write partitions.conf");
-    let conf = format!("partition_config_file {}", partitions.display());
-    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE", &conf], &[]);
+    let mut sim = Sim::start("mcast-pssp-sl0", &net);
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], &[]);
     osm.wait_for("SUBNET UP", Duration::from_secs(120));
     let groups = random_groups(&hosts(&net), 100, 14);
-    join_and_check_on(&sim, &osm, &net, &groups, 2);
+    join_and_check(&sim, &osm, &net, &groups);
+    assert!(
+        osm.lines_with("checked against credit loops only")
+            .is_empty()
+            && osm.lines_with("which nothing checks").is_empty(),
+        "{:?}",
+        osm.lines_with("multicast")
+    );
+    assert!(
+        !osm.lines_with("VL 0 carries only SL 0").is_empty(),
+        "the layering left VL 0 to multicast"
+    );
 }

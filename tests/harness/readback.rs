@@ -173,9 +173,11 @@ pub fn with_enhanced_port0(net: &str) -> String {
 /// while OpenSM aligns them to multiples. The dumps are copied with every
 /// LID raised by one (a relabelling: same paths, SLs and dependencies)
 /// into `DIR/ibdmchk-lmc` and checked there. Every port needs 2^LMC LIDs
-/// (switches: `with_enhanced_port0` and `lmc_esp0 TRUE`).
+/// (switches: `with_enhanced_port0` and `lmc_esp0 TRUE`). The plugin's
+/// SL2VL file when it wrote one (a routing on one VL has none).
 pub fn ibdmchk_lmc(dir: &std::path::Path, lmc: u8) -> String {
-    ibdmchk_lmc_with(dir, lmc, Some("osmroute-sl2vl.txt"))
+    let sl2vl = "osmroute-sl2vl.txt";
+    ibdmchk_lmc_with(dir, lmc, dir.join(sl2vl).exists().then_some(sl2vl))
 }
 
 /// `ibdmchk_lmc` with another SL2VL file of `dir` (None: no SL2VL file,

@@ -148,10 +148,25 @@ fn damaged_dragonflies_get_a_checked_tree_and_unknown_engines_none() {
     assert!(rule_for("nue", &f, &pssp).is_err());
 }
 
+/// pssp as before `pssp.multicast_vl`: unicast layer 0 on SL 0 / VL 0.
+fn pssp_without_multicast_vl(f: &Fabric) -> Routing {
+    let settings = crate::config::Settings::parse(
+        "pssp.multicast_vl FALSE\n",
+        "test",
+        &crate::engines::config_sections(),
+    );
+    crate::pipeline::route(crate::engines::find("pssp").unwrap(), &settings, f)
+        .unwrap()
+        .routing
+}
+
+/// OpenSM's tree on an SL that pssp's unicast uses (SL 0 when VL 0 is not
+/// kept for multicast).
 #[test]
 fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
     let f = dragonfly(4, 2, 2);
-    let pssp = route_by_name("pssp", &f).unwrap().routing;
+    let pssp = pssp_without_multicast_vl(&f);
+    assert!(pssp.path_sl.sls_used().contains(&0));
     let (report, unicast) = analyze_with_dependencies(&f, &pssp, &|_, _| {});
     assert!(
         report.credit_loop.is_none(),
@@ -169,14 +184,21 @@ fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
     assert!(cycle
         .iter()
         .any(|s| s.made_by.iter().any(|b| b.starts_with("unicast"))));
+    // By default VL 0 is multicast's: even OpenSM's tree has no loop there.
+    let pssp = route_by_name("pssp", &f).unwrap().routing;
+    let (_, unicast) = analyze_with_dependencies(&f, &pssp, &|_, _| {});
+    let broadcast = super::opensm_like::opensm_like(&f, &pssp, 0xC000, 0, &ca_ports(&f)).unwrap();
+    let m = check(&f, &pssp, &[broadcast], &unicast);
+    assert!(m.credit_loop.is_none(), "{:?}", m.credit_loop);
 }
 
 /// pssp, sfmin and hxdor on their fabrics: the verified master trees
 /// carry the broadcast group and 106 random groups without a credit loop
 /// on every SL. Where every candidate closes a loop on some SL (pssp's
 /// layering on a Dragonfly, layered on a Slim Fly), the rule covers only
-/// the SLs on which the tree passes (SLs unicast leaves alone), and groups
-/// on SL 0 get OpenSM's kind of tree, whose cycle the check finds.
+/// the SLs on which the tree passes: SL 0, whose VL 0 the layering leaves
+/// to multicast (`virtual_layers::MULTICAST_VL`), and the SLs no unicast
+/// path uses.
 #[test]
 fn verified_trees_add_no_credit_loop_on_the_sls_they_cover() {
     let slimfly = built(crate::gen::slimfly::slimfly(5, 1).unwrap());
@@ -194,18 +216,62 @@ fn verified_trees_add_no_credit_loop_on_the_sls_they_cover() {
         let members = memberships(&f, 106, 5);
         let sls = rule.covered_sls();
         assert_eq!(sls.len() == 16, every_sl, "{engine}: {sls:?}");
+        assert!(rule.covers(0), "{engine}: SL 0 (IPoIB broadcast) {sls:?}");
         for &sl in &sls {
             assert_loop_free(&f, &r, &groups_on(&f, &rule, &r, &members, sl));
         }
         if !every_sl {
-            assert!(!rule.covers(0), "{engine}: {sls:?}");
-            let (_, unicast) = analyze_with_dependencies(&f, &r, &|_, _| {});
-            let on_sl0 = groups_on(&f, &rule, &r, &members[..1], 0);
+            // Unicast's own SLs are where the check failed.
+            let unicast_sls = r.path_sl.sls_used();
+            assert!(!unicast_sls.contains(&0), "{engine}: {unicast_sls:?}");
             assert!(
-                check(&f, &r, &on_sl0, &unicast).credit_loop.is_some(),
-                "{engine}"
+                unicast_sls.iter().any(|&sl| !rule.covers(sl)),
+                "{engine}: {sls:?}"
             );
         }
+    }
+}
+
+/// SL 0 covered for the layered engines by default, and what happens
+/// without the multicast VL: with `multicast_vl FALSE`, or when the
+/// layering needs every VL the fabric offers, unicast layer 0 is on SL 0
+/// and OpenSM's kind of tree closes a loop there, as the check finds.
+#[test]
+fn sl0_groups_get_a_checked_tree_unless_no_vl_is_left() {
+    let dragonfly_422 =
+        || crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(4, 2, 2)).unwrap();
+    let slimfly_5 = || crate::gen::slimfly::slimfly(5, 1).unwrap();
+    let cases: [(&str, &dyn Fn() -> crate::FabricBuilder, u8); 2] =
+        [("pssp", &dragonfly_422, 4), ("layered", &slimfly_5, 3)];
+    for (engine, make, vls_needed) in cases {
+        let f = built(make());
+        let r = route_by_name(engine, &f).unwrap().routing;
+        assert_eq!(
+            r.vls_needed(),
+            vls_needed,
+            "{engine}: unicast layers + VL 0"
+        );
+        let rule = rule_for(engine, &f, &r).unwrap();
+        let everyone = memberships(&f, 106, 13);
+        // Unicast, the broadcast group and the random groups, all on SL 0.
+        assert_loop_free(&f, &r, &groups_on(&f, &rule, &r, &everyone, 0));
+
+        // The layering alone fills the fabric's VLs: as before, SL 0 is
+        // left to OpenSM's kind of tree.
+        let tight = crate::testkit::TestFabric::of(make())
+            .vls(vls_needed - 1)
+            .build();
+        let r = route_by_name(engine, &tight).unwrap().routing;
+        assert_eq!(r.vls_needed(), vls_needed - 1, "{engine}");
+        assert!(r.path_sl.sls_used().contains(&0), "{engine}");
+        let rule = rule_for(engine, &tight, &r).unwrap();
+        assert!(!rule.covers(0), "{engine}: {:?}", rule.covered_sls());
+        let (_, unicast) = analyze_with_dependencies(&tight, &r, &|_, _| {});
+        let on_sl0 = groups_on(&tight, &rule, &r, &everyone[..1], 0);
+        assert!(
+            check(&tight, &r, &on_sl0, &unicast).credit_loop.is_some(),
+            "{engine}"
+        );
     }
 }
 
@@ -250,6 +316,12 @@ fn groups_spread_over_the_trees() {
             built(crate::gen::hyperx::hyperx(&[3, 3], &[1, 1], 4).unwrap()),
         ),
         ("pssp", built(crate::gen::fattree::fattree(4, 3).unwrap())),
+        // SL-0 groups on VL 0, unicast on SLs 1..
+        ("pssp", dragonfly(4, 2, 2)),
+        (
+            "layered",
+            built(crate::gen::slimfly::slimfly(5, 2).unwrap()),
+        ),
     ];
     for (engine, f) in cases {
         let r = route_by_name(engine, &f).unwrap().routing;
@@ -269,6 +341,12 @@ fn groups_spread_over_the_trees() {
             let (alone, _) = channel_sharing(&f, &groups_of(&f, &hub, &r, &members));
             eprintln!("  with the hub tree alone: at most {alone}");
             assert!(max < alone, "the extra trees take load off the hub tree");
+        }
+        if let TreeRule::SomeSls(trees, sls) = &rule {
+            let first = TreeRule::SomeSls(vec![trees[0].clone()], *sls);
+            let (alone, _) = channel_sharing(&f, &groups_of(&f, &first, &r, &members));
+            eprintln!("  with the first tree alone: at most {alone}");
+            assert!(max <= alone, "{engine}: more trees on the covered SLs");
         }
     }
 }

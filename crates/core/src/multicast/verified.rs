@@ -21,7 +21,9 @@
 //! passes on every SL, the first candidate covers the SLs on which it
 //! passes alone and which share no VL with the other SLs on any hop (SLs
 //! the unicast leaves alone); groups on other SLs get OpenSM's kind of
-//! tree (`opensm_like`). The check traces every route, so it is skipped on
+//! tree (`opensm_like`). pssp and layered leave SL 0 alone on VL 0 when
+//! their layering has room (`virtual_layers::MULTICAST_VL`), so SL 0, the
+//! IPoIB broadcast group's, is among those SLs. The check traces every route, so it is skipped on
 //! fabrics with more than `MAX_ROUTES` CA-to-CA routes, which then keep
 //! OpenSM's own trees.
 
@@ -88,43 +90,26 @@ pub fn verified_masters(
         Some(_) => None,
         None => super::rules::dragonfly_master(fabric).ok(),
     };
-    let candidates = first.into_iter().chain(hub).chain(
-        roots
-            .iter()
-            .take(CANDIDATE_ROOTS)
-            .map(|&r| breadth_first(fabric, r)),
-    );
-    let (mut taken, mut tried) = (Vec::new(), Vec::new());
-    let mut union = unicast.clone();
-    let mut first_candidate = None;
-    for tree in candidates {
-        if first_candidate.is_none() {
-            first_candidate = Some(tree.clone());
-        }
-        let tree = Tree {
+    let candidates: Vec<Tree> = first
+        .into_iter()
+        .chain(hub)
+        .chain(
+            roots
+                .iter()
+                .take(CANDIDATE_ROOTS)
+                .map(|&r| breadth_first(fabric, r)),
+        )
+        .map(|t| Tree {
             same_cables: true,
-            ..tree
-        };
-        let mut with = union.clone();
-        let fits = add_whole_tree(fabric, routing, &tree, &hosts, &mut with).is_ok()
-            && with.find_cycle().is_none();
-        if fits {
-            union = with;
-            taken.push(tree);
-            if taken.len() == MAX_TREES {
-                break;
-            }
-        } else {
-            tried.push(fabric.describe_switch(tree.root));
-        }
-    }
+            ..t
+        })
+        .collect();
+    let (taken, tried) =
+        take_while_acyclic(fabric, routing, &candidates, &hosts, &unicast, ALL_SLS);
     if !taken.is_empty() {
         return Ok((taken, ALL_SLS));
     }
-    if let Some(tree) = first_candidate.map(|t| Tree {
-        same_cables: true,
-        ..t
-    }) {
+    if let Some(tree) = candidates.first().cloned() {
         let sls = (0..16u8)
             .filter(|&sl| {
                 let mut with = unicast.clone();
@@ -138,6 +123,15 @@ pub fn verified_masters(
             .fold(0u16, |mask, sl| mask | 1 << sl);
         let sls = apart_from_the_rest(fabric, routing, sls);
         if sls != 0 {
+            // Trees whose floods on the covered SLs, all at once, keep
+            // unicast acyclic: several, so that groups spread over them as
+            // on every SL. (Each SL alone passed with the first tree; should
+            // their union not, that tree alone, checked SL by SL, stays.)
+            let (taken, _) =
+                take_while_acyclic(fabric, routing, &candidates, &hosts, &unicast, sls);
+            if !taken.is_empty() {
+                return Ok((taken, sls));
+            }
             return Ok((vec![tree], sls));
         }
     }
@@ -176,16 +170,47 @@ fn apart_from_the_rest(fabric: &Fabric, routing: &Routing, mut sls: u16) -> u16 
     }
 }
 
-/// The flood dependencies of `tree` with every host a member, on every SL
-/// at once (groups of any SLs may share it).
+/// Of `candidates` in order, those whose whole floods on `sls` keep the
+/// union with `unicast` and the trees taken before free of cycles, up to
+/// `MAX_TREES`; and the roots of those refused.
+fn take_while_acyclic<'a>(
+    fabric: &'a Fabric,
+    routing: &Routing,
+    candidates: &[Tree],
+    hosts: &[PortRef],
+    unicast: &DependencyGraph<'a>,
+    sls: u16,
+) -> (Vec<Tree>, Vec<String>) {
+    let (mut taken, mut tried) = (Vec::new(), Vec::new());
+    let mut union = unicast.clone();
+    for tree in candidates {
+        let mut with = union.clone();
+        let fits = add_whole_tree(fabric, routing, tree, hosts, sls, &mut with).is_ok()
+            && with.find_cycle().is_none();
+        if fits {
+            union = with;
+            taken.push(tree.clone());
+            if taken.len() == MAX_TREES {
+                break;
+            }
+        } else {
+            tried.push(fabric.describe_switch(tree.root));
+        }
+    }
+    (taken, tried)
+}
+
+/// The flood dependencies of `tree` with every host a member, on the SLs
+/// of `sls` at once (groups of any of them may share it).
 fn add_whole_tree<'a>(
     fabric: &'a Fabric,
     routing: &Routing,
     tree: &Tree,
     hosts: &[PortRef],
+    sls: u16,
     graph: &mut DependencyGraph<'a>,
 ) -> Result<(), String> {
-    for sl in 0..16u8 {
+    for sl in (0..16u8).filter(|&sl| sls & (1 << sl) != 0) {
         let whole = cut(fabric, tree, 0xC000, sl, hosts)?;
         for_each_dependency(fabric, routing.sl2vl.as_ref(), &whole, &mut |a, b| {
             graph.add(a, b)

@@ -64,6 +64,11 @@ impl SwitchSls {
         self.sl[switch.idx() * self.lids + dlid.idx()] = sl;
     }
 
+    /// Replaces every entry's SL `s` by `f(s)`.
+    pub fn map(&mut self, f: impl Fn(u8) -> u8) {
+        self.sl.iter_mut().for_each(|s| *s = f(*s));
+    }
+
     pub fn get(&self, switch: SwitchId, dlid: Lid) -> u8 {
         self.sl
             .get(switch.idx() * self.lids + dlid.idx())

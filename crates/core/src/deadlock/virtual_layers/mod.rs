@@ -17,10 +17,13 @@ const MAX_VLS: OptionSpec = OptionSpec {
         "most VLs (= virtual layers = SLs) the deadlock removal may use; 0: what the fabric offers \
            (OpenSM's max_op_vls, the ports' VL capability; 1 with qos FALSE)",
 };
+/// Off by default: spreading fills every VL the fabric offers, and the VLs
+/// an operator keeps for QoS would be gone.
 const BALANCE_VLS: OptionSpec = OptionSpec {
     key: "balance_vls",
-    default: "TRUE",
-    help: "spread paths over the layers the removal left free",
+    default: "FALSE",
+    help: "spread paths over the layers the removal left free (off: as few VLs as the layering needs, \
+           the others stay free for QoS)",
 };
 const BEST_EFFORT: OptionSpec = OptionSpec {
     key: "best_effort",
@@ -28,24 +31,26 @@ const BEST_EFFORT: OptionSpec = OptionSpec {
     help:
         "when layers run out, route anyway (loud ERR line: not deadlock-free) instead of declining",
 };
-
-/// The options of the virtual-layer pass, under the section of the engine
-/// that uses it.
-pub const OPTIONS: &[OptionSpec] = &[MAX_VLS, BALANCE_VLS, BEST_EFFORT];
-
-/// `balance_vls` off by default: for engines whose routes need a second
-/// layer only in corner cases (mlid), so that the VLs an operator keeps
-/// for QoS stay free.
-const BALANCE_VLS_OFF: OptionSpec = OptionSpec {
-    default: "FALSE",
-    ..BALANCE_VLS
+/// For engines whose multicast trees are checked against their unicast
+/// (`multicast::verified`): SL 0, OpenSM's default SL and the IPoIB
+/// broadcast group's, gets a VL no unicast path uses, so the check passes
+/// there whatever the layering.
+pub const MULTICAST_VL: OptionSpec = OptionSpec {
+    key: "multicast_vl",
+    default: "TRUE",
+    help: "when the layering needs 2 or more VLs and one more is available: unicast on SLs/VLs 1.., VL 0 \
+           kept for multicast on SL 0 (the IPoIB broadcast group), whose trees are then checked loop-free",
 };
 
-/// The same options, using as few VLs as the layering needs by default.
-pub const OPTIONS_FEWEST_VLS: &[OptionSpec] = &[MAX_VLS, BALANCE_VLS_OFF, BEST_EFFORT];
+/// The options of the virtual-layer pass, under the section of the engine
+/// that uses it (`MULTICAST_VL` besides, for engines that offer it).
+pub const OPTIONS: &[OptionSpec] = &[MAX_VLS, BALANCE_VLS, BEST_EFFORT];
 
-/// Options of the virtual-layer deadlock removal.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Options of the virtual-layer deadlock removal. The default is what
+/// `read` gives without settings: every VL the fabric offers, as few used
+/// as the layering needs, no multicast VL (engines that offer
+/// `MULTICAST_VL` turn it on).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LayeringOptions {
     /// Most VLs (= virtual layers = SLs) the deadlock removal may use; 0
     /// means what the fabric offers (its operational data VLs).
@@ -56,6 +61,10 @@ pub struct LayeringOptions {
     /// anyway (logging loudly that deadlock freedom is not guaranteed)
     /// instead of declining.
     pub best_effort: bool,
+    /// Unicast on SLs 1.. (VL = SL), SL 0 alone on VL 0 for multicast,
+    /// when the layering needs two or more layers and one more VL is
+    /// available (`MULTICAST_VL`).
+    pub multicast_vl: bool,
 }
 
 impl LayeringOptions {
@@ -64,27 +73,16 @@ impl LayeringOptions {
             max_vls: s.number(&MAX_VLS, 0, 15)?,
             balance_vls: s.flag(&BALANCE_VLS)?,
             best_effort: s.flag(&BEST_EFFORT)?,
+            multicast_vl: false,
         })
     }
-}
 
-impl LayeringOptions {
-    /// `read` for engines that list `OPTIONS_FEWEST_VLS`.
-    pub fn read_fewest_vls(s: &Section) -> Result<Self, ConfigError> {
+    /// `read` for engines that list `MULTICAST_VL` too.
+    pub fn read_with_multicast_vl(s: &Section) -> Result<Self, ConfigError> {
         Ok(LayeringOptions {
-            balance_vls: s.flag(&BALANCE_VLS_OFF)?,
+            multicast_vl: s.flag(&MULTICAST_VL)?,
             ..Self::read(s)?
         })
-    }
-}
-
-impl Default for LayeringOptions {
-    fn default() -> Self {
-        LayeringOptions {
-            max_vls: 0,
-            balance_vls: true,
-            best_effort: false,
-        }
     }
 }
 
@@ -127,7 +125,9 @@ pub(crate) fn layer_table(layers: u8) -> SlVlTable {
 
 /// Puts every path of `lfts` (source switch → LID, placed in `lid_order`)
 /// on a virtual layer so that no layer has a credit loop, and builds the
-/// routing: path SL = layer, SL i on VL i everywhere.
+/// routing: path SL = layer, SL i on VL i everywhere. With
+/// `opts.multicast_vl`, a layering of two or more layers that leaves a VL
+/// free goes on SLs 1.. instead (see `MulticastVl`).
 pub fn make_deadlock_free(
     engine: &str,
     fabric: &Fabric,
@@ -139,26 +139,33 @@ pub fn make_deadlock_free(
     let layer_opts = LayerOptions {
         max_layers,
         balance: opts.balance_vls,
+        // Spreading stops one short, so the multicast VL stays possible.
+        balance_limit: if opts.multicast_vl {
+            max_layers.saturating_sub(1).max(1)
+        } else {
+            max_layers
+        },
         best_effort: opts.best_effort,
     };
-    let layering = assign_layers(fabric, &lfts, lid_order, &layer_opts).map_err(|e| match e {
-        LayeringError::OutOfLayers { .. } => Error::declined(
-            engine,
-            Decline::TooFewVls,
-            format!(
+    let mut layering =
+        assign_layers(fabric, &lfts, lid_order, &layer_opts).map_err(|e| match e {
+            LayeringError::OutOfLayers { .. } => Error::declined(
+                engine,
+                Decline::TooFewVls,
+                format!(
                 "{e}; {}, or set {engine}.best_effort TRUE to route anyway without deadlock freedom",
                 why_too_few_vls(engine, fabric, opts.max_vls)
             ),
-        ),
-        LayeringError::Undeliverable { switch, dlid } => Error::declined(
-            engine,
-            Decline::Internal,
-            format!(
-                "internal error: the computed tables do not deliver LID {dlid} from {}",
-                fabric.describe_switch(switch)
             ),
-        ),
-    })?;
+            LayeringError::Undeliverable { switch, dlid } => Error::declined(
+                engine,
+                Decline::Internal,
+                format!(
+                    "internal error: the computed tables do not deliver LID {dlid} from {}",
+                    fabric.describe_switch(switch)
+                ),
+            ),
+        })?;
     if layering.unplaced_paths > 0 {
         log::error!(
             "{engine}: BEST EFFORT: {} of {} paths fit in no virtual layer and share the last one; \
@@ -180,7 +187,26 @@ pub fn make_deadlock_free(
             path_sl: PathSl::Uniform(0),
         });
     }
-    let table = layer_table(layering.layers_used);
+    let sls_used = match MulticastVl::decide(opts.multicast_vl, layering.layers_used, max_layers) {
+        MulticastVl::Kept => {
+            layering.sls.map(|layer| layer + 1);
+            log::info!(
+                "{engine}: unicast on SLs/VLs 1-{}; VL 0 carries only SL 0 (multicast, e.g. the IPoIB broadcast group)",
+                layering.layers_used
+            );
+            layering.layers_used + 1
+        }
+        MulticastVl::NoRoom => {
+            log::warn!(
+                "{engine}: the layering needs all {max_layers} VLs allowed, none left for multicast on SL 0: \
+                 SL-0 groups (the IPoIB broadcast group) share VL 0 with unicast layer 0 ({})",
+                why_too_few_vls(engine, fabric, opts.max_vls)
+            );
+            layering.layers_used
+        }
+        MulticastVl::Off => layering.layers_used,
+    };
+    let table = layer_table(sls_used);
     let mut sl2vl = Sl2Vl::new(fabric, table);
     for sl in 0..NUM_SLS as u8 {
         sl2vl.set_ca(sl, table[sl as usize]);
@@ -191,6 +217,33 @@ pub fn make_deadlock_free(
         sl2vl: Some(sl2vl),
         path_sl: PathSl::PerSourceSwitch(layering.sls),
     })
+}
+
+/// Whether a layering of two or more layers leaves SL 0 and VL 0 to
+/// multicast: SL 0 is OpenSM's default SL and the IPoIB broadcast group's,
+/// and hosts take unicast SLs from the SA (`path_sl`). With VL 0 holding
+/// only the trees' own turns, one tree has no cycle there and the
+/// routing-time check (`multicast::verified`) covers SL-0 groups. A
+/// one-layer routing keeps SL 0 and no SL2VL tables (a host that ignores
+/// the SA is then still on the deadlock-free VL); the check decides there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MulticastVl {
+    /// Unicast layer i on SL/VL i + 1, SL 0 on VL 0.
+    Kept,
+    /// The layering uses every VL allowed: layer i on SL/VL i, as without.
+    NoRoom,
+    /// Not asked for.
+    Off,
+}
+
+impl MulticastVl {
+    fn decide(wanted: bool, layers: u8, max_layers: u8) -> Self {
+        match wanted {
+            false => MulticastVl::Off,
+            true if layers < max_layers => MulticastVl::Kept,
+            true => MulticastVl::NoRoom,
+        }
+    }
 }
 
 #[cfg(test)]

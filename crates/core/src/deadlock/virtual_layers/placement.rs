@@ -23,6 +23,9 @@ pub struct LayerOptions {
     pub max_layers: u8,
     /// Spread paths over layers left free.
     pub balance: bool,
+    /// Most layers spreading may fill (at most `max_layers`; fewer keeps
+    /// layers free for other uses).
+    pub balance_limit: u8,
     /// When the layers run out, keep the remaining paths in the last layer
     /// instead of failing (deadlock freedom is then not guaranteed).
     pub best_effort: bool,
@@ -244,13 +247,14 @@ pub fn assign_layers(
         unplaced_paths: unplaced,
         paths,
     };
-    if opts.balance && (layers_needed as usize) < max_layers && unplaced == 0 {
+    let balance_limit = (opts.balance_limit as usize).min(max_layers);
+    if opts.balance && (layers_needed as usize) < balance_limit && unplaced == 0 {
         balance(
             &mut layering,
             &sources,
             order,
             &per_layer[..layers_needed as usize],
-            max_layers,
+            balance_limit,
         );
     }
     Ok(layering)
@@ -411,6 +415,7 @@ mod tests {
         let opts = LayerOptions {
             max_layers: 4,
             balance: false,
+            balance_limit: 4,
             best_effort: false,
         };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
@@ -438,6 +443,7 @@ mod tests {
         let strict = LayerOptions {
             max_layers: 1,
             balance: false,
+            balance_limit: 1,
             best_effort: false,
         };
         assert!(matches!(
@@ -455,9 +461,11 @@ mod tests {
     #[test]
     fn balancing_fills_free_layers_and_stays_loop_free() {
         let (f, lfts) = clockwise_ring(6);
+        let ring_lfts = lfts.clone();
         let opts = LayerOptions {
             max_layers: 8,
             balance: true,
+            balance_limit: 8,
             best_effort: false,
         };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
@@ -466,5 +474,12 @@ mod tests {
         let routing = routing_of(&f, lfts, &layering);
         assert_eq!(routing.path_sl.sls_used(), (0..8).collect::<Vec<u8>>());
         assert!(analyze(&f, &routing).credit_loop.is_none());
+        // A limit keeps the layers above it free.
+        let kept = LayerOptions {
+            balance_limit: 7,
+            ..opts
+        };
+        let layering = assign_layers(&f, &ring_lfts, &order(&f), &kept).unwrap();
+        assert_eq!(layering.layers_used, 7);
     }
 }

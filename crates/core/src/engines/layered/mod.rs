@@ -69,7 +69,7 @@ impl LayeredOptions {
         ];
         Ok(LayeredOptions {
             deadlock: s.choice(&DEADLOCK, &schemes)?,
-            layering: LayeringOptions::read(s)?,
+            layering: LayeringOptions::read_with_multicast_vl(s)?,
             seed: s.number(&SEED, 0, u64::MAX)?,
         })
     }
@@ -79,7 +79,10 @@ impl Default for LayeredOptions {
     fn default() -> Self {
         LayeredOptions {
             deadlock: LayeredDeadlock::VlLayers,
-            layering: LayeringOptions::default(),
+            layering: LayeringOptions {
+                multicast_vl: true,
+                ..LayeringOptions::default()
+            },
             seed: 1,
         }
     }
@@ -89,7 +92,11 @@ pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
     summary: "Slim Fly layered multipath: minimal layer 0, almost-minimal paths on LID offsets 1..2^LMC-1",
     needs_qos: true,
-    options: &[&[DEADLOCK, SEED], virtual_layers::OPTIONS],
+    options: &[
+        &[DEADLOCK, SEED],
+        virtual_layers::OPTIONS,
+        &[virtual_layers::MULTICAST_VL],
+    ],
     build: |s| {
         let options = LayeredOptions::read(s)?;
         Ok(Box::new(super::Configured { options, route: route_with_choice }))

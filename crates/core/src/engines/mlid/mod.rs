@@ -57,7 +57,7 @@ const RAISE_LMC: OptionSpec = OptionSpec {
 };
 
 /// mlid's options (`mlid.*`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MlidOptions {
     /// When OpenSM's `lmc` is below what the tree needs, raise it and ask
     /// OpenSM for a heavy sweep that reassigns every LID (disruptive:
@@ -68,24 +68,12 @@ pub struct MlidOptions {
     pub layering: LayeringOptions,
 }
 
-impl Default for MlidOptions {
-    fn default() -> Self {
-        MlidOptions {
-            raise_lmc: false,
-            layering: LayeringOptions {
-                balance_vls: false,
-                ..LayeringOptions::default()
-            },
-        }
-    }
-}
-
 impl MlidOptions {
     pub fn read(s: &Section) -> Result<Self, ConfigError> {
         s.check_known(INFO.options)?;
         Ok(MlidOptions {
             raise_lmc: s.flag(&RAISE_LMC)?,
-            layering: LayeringOptions::read_fewest_vls(s)?,
+            layering: LayeringOptions::read(s)?,
         })
     }
 }
@@ -95,7 +83,7 @@ pub const INFO: EngineInfo = EngineInfo {
     summary:
         "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
     needs_qos: false,
-    options: &[&[RAISE_LMC], virtual_layers::OPTIONS_FEWEST_VLS],
+    options: &[&[RAISE_LMC], virtual_layers::OPTIONS],
     build: |s| {
         Ok(Box::new(super::Configured {
             options: MlidOptions::read(s)?,

@@ -54,7 +54,7 @@ impl PsspOptions {
         s.check_known(INFO.options)?;
         Ok(PsspOptions {
             deadlock_removal: s.flag(&DEADLOCK_REMOVAL)?,
-            layering: LayeringOptions::read(s)?,
+            layering: LayeringOptions::read_with_multicast_vl(s)?,
             seed: s.number(&SEED, 0, u64::MAX)?,
         })
     }
@@ -64,7 +64,10 @@ impl Default for PsspOptions {
     fn default() -> Self {
         PsspOptions {
             deadlock_removal: true,
-            layering: LayeringOptions::default(),
+            layering: LayeringOptions {
+                multicast_vl: true,
+                ..LayeringOptions::default()
+            },
             seed: 0,
         }
     }
@@ -74,7 +77,11 @@ pub const INFO: EngineInfo = EngineInfo {
     name: NAME,
     summary: "P-SSSP: globally balanced minimal paths, deadlock-free by virtual layers (SLs/VLs)",
     needs_qos: true,
-    options: &[&[DEADLOCK_REMOVAL, SEED], virtual_layers::OPTIONS],
+    options: &[
+        &[DEADLOCK_REMOVAL, SEED],
+        virtual_layers::OPTIONS,
+        &[virtual_layers::MULTICAST_VL],
+    ],
     build: |s| {
         let options = PsspOptions::read(s)?;
         Ok(Box::new(super::Configured {

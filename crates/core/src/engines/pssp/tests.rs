@@ -22,7 +22,7 @@ fn options_are_read_from_the_pssp_section() {
             o.seed,
             l.best_effort
         ),
-        (4, false, true, 9, true)
+        (4, false, false, 9, true)
     );
     let bad = crate::config::Settings::parse(
         "pssp.balance_vls maybe\n",
