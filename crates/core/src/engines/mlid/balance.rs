@@ -66,9 +66,6 @@ pub(super) struct Balance {
     base_pos: usize,
     /// Whether the current LID is counted.
     counted: bool,
-    /// Per switch: its CAs; and all CAs (the weight of a chain cable).
-    hosts: Vec<u32>,
-    everyone: u32,
 }
 
 impl Balance {
@@ -134,8 +131,6 @@ impl Balance {
             port_chains: Vec::new(),
             root: usize::MAX,
             counted: true,
-            hosts: graph.ids().map(|s| graph.hosts(s)).collect(),
-            everyone: graph.ids().map(|s| graph.hosts(s)).sum::<u32>().max(1),
         }
     }
 
@@ -305,16 +300,23 @@ impl Balance {
             .is_some_and(|set| set[s.idx() / 64] & (1u64 << (s.idx() % 64)) != 0)
     }
 
-    /// The port switch `s` forwards the current LID to, among `cables`.
+    /// The port switch `s` forwards the current LID to, among `cables`;
+    /// `flow`: the sources whose packets to it pass `s` (its own CAs and
+    /// those of every switch that forwards it there, known because the
+    /// fill visits switches farthest from the destination first). Every
+    /// counter is then a count of routes, comparable across switches: a
+    /// spine that carries the packets of a leaf cabled to no other spine
+    /// weighs them all, and its down-cables balance them.
     pub(super) fn pick(
         &mut self,
         lfts: &[Lft],
         s: SwitchId,
         (cables, way, all_up): (&[Cable], Way, bool),
+        flow: u32,
     ) -> PortNum {
         let on_chain = self.chain_port[s.idx()];
         if way == Way::Down && on_chain != NO_PATH {
-            self.count(s, on_chain, self.everyone);
+            self.count(s, on_chain, flow);
             return on_chain;
         }
         // In a full tree every up-cable is a candidate, and the ones that
@@ -337,18 +339,7 @@ impl Balance {
         let Some(port) = port else {
             return NO_PATH;
         };
-        // Loads compare the ports of one switch, so each pick counts the
-        // sources whose packets it carries, roughly: down along the chain
-        // everyone's; down off the chain the switch's own CAs' (every
-        // other source goes up to the chain's root, every root has an
-        // entry for every LID), at least 1 for the sources of subtrees
-        // that do not reach the chain's root (irregular trees); up, the
-        // same sources for every LID.
-        let weight = match way {
-            Way::Down => self.hosts[s.idx()].max(1),
-            Way::Up | Way::Other => 1,
-        };
-        self.count(s, port, weight);
+        self.count(s, port, flow);
         port
     }
 }
