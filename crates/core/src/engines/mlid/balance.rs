@@ -189,9 +189,9 @@ impl Balance {
     /// the LIDs of this offset that do. Every switch above a destination
     /// routes it down, so the tables do not say which cable an earlier
     /// LID's traffic came down: its chain does.
-    fn chain_key(&self, s: SwitchId, port: PortNum) -> (usize, u32) {
+    fn chain_key(&self, s: SwitchId, port: PortNum) -> (usize, u32, u32) {
         let reused = self.port_chains.iter().filter(|&&k| k == (s, port)).count();
-        (reused, self.load_of(s, port))
+        (reused, self.load_of(s, port), self.all_offsets(s, port))
     }
 
     fn lay(&mut self, s: SwitchId, port: PortNum) {
@@ -262,11 +262,21 @@ impl Balance {
     /// earlier LIDs of its port leave there (so a port's LIDs take
     /// disjoint paths where there are, the paper's 2^LMC paths), then the
     /// LIDs of its offset already leaving there.
-    fn key(&self, lfts: &[Lft], s: SwitchId, port: PortNum) -> (usize, u32) {
+    fn key(&self, lfts: &[Lft], s: SwitchId, port: PortNum) -> (usize, u32, u32) {
         let load = self.load_of(s, port);
         let lft = &lfts[s.idx()];
         let reused = self.earlier.iter().filter(|&&l| lft.get(l) == port).count();
-        (reused, load)
+        (reused, load, self.all_offsets(s, port))
+    }
+
+    /// The routes of every offset that leave `s` at `port` (ties between
+    /// equal loads of one offset go to the cable the others load least:
+    /// the busiest cable counts every LID).
+    fn all_offsets(&self, s: SwitchId, port: PortNum) -> u32 {
+        let at = port.raw() as usize * self.classes;
+        self.load[s.idx()]
+            .get(at..at + self.classes)
+            .map_or(0, |l| l.iter().sum())
     }
 
     /// The least-loaded of `cables` at `s` (the first of equals).
@@ -276,7 +286,7 @@ impl Balance {
         s: SwitchId,
         cables: impl Iterator<Item = &'c Cable>,
     ) -> Option<PortNum> {
-        let mut best: Option<((usize, u32), PortNum)> = None;
+        let mut best: Option<((usize, u32, u32), PortNum)> = None;
         for c in cables {
             let k = self.key(lfts, s, c.port);
             if best.is_none_or(|(b, _)| k < b) {
