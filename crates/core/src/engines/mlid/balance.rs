@@ -262,11 +262,11 @@ impl Balance {
     /// earlier LIDs of its port leave there (so a port's LIDs take
     /// disjoint paths where there are, the paper's 2^LMC paths), then the
     /// LIDs of its offset already leaving there.
-    fn key(&self, lfts: &[Lft], s: SwitchId, port: PortNum) -> (usize, u32, u32) {
+    fn key(&self, lfts: &[Lft], s: SwitchId, port: PortNum) -> (usize, u32) {
         let load = self.load_of(s, port);
         let lft = &lfts[s.idx()];
         let reused = self.earlier.iter().filter(|&&l| lft.get(l) == port).count();
-        (reused, load, self.all_offsets(s, port))
+        (reused, load)
     }
 
     /// The routes of every offset that leave `s` at `port` (ties between
@@ -279,17 +279,27 @@ impl Balance {
             .map_or(0, |l| l.iter().sum())
     }
 
-    /// The least-loaded of `cables` at `s` (the first of equals).
+    /// The least-loaded of `cables` at `s` (the first of equals; with
+    /// lmc > 0 the one all offsets load least among equals).
     fn least<'c>(
         &self,
         lfts: &[Lft],
         s: SwitchId,
         cables: impl Iterator<Item = &'c Cable>,
     ) -> Option<PortNum> {
-        let mut best: Option<((usize, u32, u32), PortNum)> = None;
+        let mut best: Option<((usize, u32), PortNum)> = None;
         for c in cables {
             let k = self.key(lfts, s, c.port);
-            if best.is_none_or(|(b, _)| k < b) {
+            let better = match best {
+                None => true,
+                Some((b, _)) if k < b => true,
+                Some((b, p)) => {
+                    k == b
+                        && self.classes > 1
+                        && self.all_offsets(s, c.port) < self.all_offsets(s, p)
+                }
+            };
+            if better {
                 best = Some((k, c.port));
             }
         }

@@ -121,6 +121,7 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
     let mut order: Vec<SwitchId> = Vec::with_capacity(graph.switch_count());
     // Per switch: the sources whose packets to the current LID pass it.
     let mut flow = vec![0u32; graph.switch_count()];
+    let hosts: Vec<u32> = graph.ids().map(|s| graph.hosts(s)).collect();
     // Per host port: its base LID's root's place (for the path selection).
     let mut base_places: Vec<(Lid, usize)> = Vec::new();
     for t in graph.ids() {
@@ -152,9 +153,7 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
                 if o == 0 && !to_switch {
                     base_places.push((d.base, balance.base_place()));
                 }
-                for s in graph.ids() {
-                    flow[s.idx()] = graph.hosts(s);
-                }
+                flow.copy_from_slice(&hosts);
                 for &s in &order {
                     let plan = &plans[s.idx()];
                     let out = if s == t {
