@@ -287,23 +287,25 @@ impl Balance {
         s: SwitchId,
         cables: impl Iterator<Item = &'c Cable>,
     ) -> Option<PortNum> {
-        let mut best: Option<((usize, u32), PortNum)> = None;
+        // The best so far, and its all-offsets load once a tie asked.
+        let mut best: Option<((usize, u32), PortNum, Option<u32>)> = None;
         for c in cables {
             let k = self.key(lfts, s, c.port);
-            let better = match best {
-                None => true,
-                Some((b, _)) if k < b => true,
-                Some((b, p)) => {
-                    k == b
-                        && self.classes > 1
-                        && self.all_offsets(s, c.port) < self.all_offsets(s, p)
+            match &mut best {
+                Some((b, _, _)) if k > *b => {}
+                Some((b, p, all)) if k == *b => {
+                    if self.classes > 1 {
+                        let theirs = *all.get_or_insert_with(|| self.all_offsets(s, *p));
+                        let ours = self.all_offsets(s, c.port);
+                        if ours < theirs {
+                            best = Some((k, c.port, Some(ours)));
+                        }
+                    }
                 }
-            };
-            if better {
-                best = Some((k, c.port));
+                _ => best = Some((k, c.port, None)),
             }
         }
-        best.map(|(_, p)| p)
+        best.map(|(_, p, _)| p)
     }
 
     /// `s`'s up-cables that lead to the current chain's root.
