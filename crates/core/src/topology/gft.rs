@@ -26,6 +26,8 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::fabric::{Cable, Fabric, Peer, PortRef, SwitchGraph, SwitchId};
 
+mod reroot;
+
 #[derive(Clone, Debug)]
 pub struct GenFatTree {
     /// Per switch: its height, 0 for the leaves.
@@ -348,6 +350,11 @@ fn heights(fabric: &Fabric) -> Result<Vec<usize>, NotATree> {
             Some(h) => height = h,
             None => empty.iter().for_each(|s| leaf[s.idx()] = false),
         }
+    }
+    // Leaves at different depths below the spines can turn the tree
+    // upside down (see `reroot`).
+    if let Some(h) = reroot::rerooted(graph, &height, |h| misfit(graph, h).is_none()) {
+        height = h;
     }
     Ok(height)
 }

@@ -66,9 +66,6 @@ pub(super) struct Balance {
     base_pos: usize,
     /// Whether the current LID is counted.
     counted: bool,
-    /// Per switch: its CAs; and all CAs (the weight of a chain cable).
-    hosts: Vec<u32>,
-    everyone: u32,
 }
 
 impl Balance {
@@ -134,8 +131,6 @@ impl Balance {
             port_chains: Vec::new(),
             root: usize::MAX,
             counted: true,
-            hosts: graph.ids().map(|s| graph.hosts(s)).collect(),
-            everyone: graph.ids().map(|s| graph.hosts(s)).sum::<u32>().max(1),
         }
     }
 
@@ -194,9 +189,9 @@ impl Balance {
     /// the LIDs of this offset that do. Every switch above a destination
     /// routes it down, so the tables do not say which cable an earlier
     /// LID's traffic came down: its chain does.
-    fn chain_key(&self, s: SwitchId, port: PortNum) -> (usize, u32) {
+    fn chain_key(&self, s: SwitchId, port: PortNum) -> (usize, u32, u32) {
         let reused = self.port_chains.iter().filter(|&&k| k == (s, port)).count();
-        (reused, self.load_of(s, port))
+        (reused, self.load_of(s, port), self.all_offsets(s, port))
     }
 
     fn lay(&mut self, s: SwitchId, port: PortNum) {
@@ -274,21 +269,43 @@ impl Balance {
         (reused, load)
     }
 
-    /// The least-loaded of `cables` at `s` (the first of equals).
+    /// The routes of every offset that leave `s` at `port` (ties between
+    /// equal loads of one offset go to the cable the others load least:
+    /// the busiest cable counts every LID).
+    fn all_offsets(&self, s: SwitchId, port: PortNum) -> u32 {
+        let at = port.raw() as usize * self.classes;
+        self.load[s.idx()]
+            .get(at..at + self.classes)
+            .map_or(0, |l| l.iter().sum())
+    }
+
+    /// The least-loaded of `cables` at `s` (the first of equals; with
+    /// lmc > 0 the one all offsets load least among equals).
     fn least<'c>(
         &self,
         lfts: &[Lft],
         s: SwitchId,
         cables: impl Iterator<Item = &'c Cable>,
     ) -> Option<PortNum> {
-        let mut best: Option<((usize, u32), PortNum)> = None;
+        // The best so far, and its all-offsets load once a tie asked.
+        let mut best: Option<((usize, u32), PortNum, Option<u32>)> = None;
         for c in cables {
             let k = self.key(lfts, s, c.port);
-            if best.is_none_or(|(b, _)| k < b) {
-                best = Some((k, c.port));
+            match &mut best {
+                Some((b, _, _)) if k > *b => {}
+                Some((b, p, all)) if k == *b => {
+                    if self.classes > 1 {
+                        let theirs = *all.get_or_insert_with(|| self.all_offsets(s, *p));
+                        let ours = self.all_offsets(s, c.port);
+                        if ours < theirs {
+                            best = Some((k, c.port, Some(ours)));
+                        }
+                    }
+                }
+                _ => best = Some((k, c.port, None)),
             }
         }
-        best.map(|(_, p)| p)
+        best.map(|(_, p, _)| p)
     }
 
     /// `s`'s up-cables that lead to the current chain's root.
@@ -305,16 +322,23 @@ impl Balance {
             .is_some_and(|set| set[s.idx() / 64] & (1u64 << (s.idx() % 64)) != 0)
     }
 
-    /// The port switch `s` forwards the current LID to, among `cables`.
+    /// The port switch `s` forwards the current LID to, among `cables`;
+    /// `flow`: the sources whose packets to it pass `s` (its own CAs and
+    /// those of every switch that forwards it there, known because the
+    /// fill visits switches farthest from the destination first). Every
+    /// counter is then a count of routes, comparable across switches: a
+    /// spine that carries the packets of a leaf cabled to no other spine
+    /// weighs them all, and its down-cables balance them.
     pub(super) fn pick(
         &mut self,
         lfts: &[Lft],
         s: SwitchId,
         (cables, way, all_up): (&[Cable], Way, bool),
+        flow: u32,
     ) -> PortNum {
         let on_chain = self.chain_port[s.idx()];
         if way == Way::Down && on_chain != NO_PATH {
-            self.count(s, on_chain, self.everyone);
+            self.count(s, on_chain, flow);
             return on_chain;
         }
         // In a full tree every up-cable is a candidate, and the ones that
@@ -337,18 +361,7 @@ impl Balance {
         let Some(port) = port else {
             return NO_PATH;
         };
-        // Loads compare the ports of one switch, so each pick counts the
-        // sources whose packets it carries, roughly: down along the chain
-        // everyone's; down off the chain the switch's own CAs' (every
-        // other source goes up to the chain's root, every root has an
-        // entry for every LID), at least 1 for the sources of subtrees
-        // that do not reach the chain's root (irregular trees); up, the
-        // same sources for every LID.
-        let weight = match way {
-            Way::Down => self.hosts[s.idx()].max(1),
-            Way::Up | Way::Other => 1,
-        };
-        self.count(s, port, weight);
+        self.count(s, port, flow);
         port
     }
 }

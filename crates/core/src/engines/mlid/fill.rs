@@ -118,6 +118,10 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
     let mut dist = UpDownDistances::new(graph.switch_count());
     let mut plans = vec![Plan::default(); graph.switch_count()];
     let mut balance = Balance::new(fabric, tree);
+    let mut order: Vec<SwitchId> = Vec::with_capacity(graph.switch_count());
+    // Per switch: the sources whose packets to the current LID pass it.
+    let mut flow = vec![0u32; graph.switch_count()];
+    let hosts: Vec<u32> = graph.ids().map(|s| graph.hosts(s)).collect();
     // Per host port: its base LID's root's place (for the path selection).
     let mut base_places: Vec<(Lid, usize)> = Vec::new();
     for t in graph.ids() {
@@ -128,6 +132,16 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
         for s in graph.ids() {
             dist.plan(fabric, tree, (s, t), &mut plans[s.idx()]);
         }
+        // Farthest from `t` first: every up*/down* hop brings a packet
+        // one step nearer, so a switch is visited after every switch
+        // that forwards to it and knows how many sources pass it. Those
+        // without an up*/down* path (their packets' own) come first.
+        order.clear();
+        order.extend(graph.ids());
+        order.sort_by_key(|s| {
+            let best = dist.best[s.idx()];
+            (best < FAR, std::cmp::Reverse(best))
+        });
         for d in &at_switch[t.idx()] {
             routed += 1;
             let to_switch = d.deliver.is_management();
@@ -139,7 +153,8 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
                 if o == 0 && !to_switch {
                     base_places.push((d.base, balance.base_place()));
                 }
-                for s in graph.ids() {
+                flow.copy_from_slice(&hosts);
+                for &s in &order {
                     let plan = &plans[s.idx()];
                     let out = if s == t {
                         d.deliver
@@ -148,8 +163,14 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
                             &lfts,
                             s,
                             (plan.cables_for(to_switch), plan.way, plan.all_up),
+                            flow[s.idx()],
                         )
                     };
+                    if s != t {
+                        if let Some(next) = graph.switch_behind(s, out) {
+                            flow[next.idx()] += flow[s.idx()];
+                        }
+                    }
                     let hosted = graph.hosts(s) > 0;
                     if o == 0 && plan.shortest && !to_switch && hosted {
                         detoured.push((s, t));

@@ -223,3 +223,40 @@ fn ftree_objections_name_the_switch() {
     let why = recognize(&e).unwrap().ftree_objection(&e).unwrap();
     assert!(why.contains("without hosts"), "{why}");
 }
+
+/// PlaFRIM (tests/fixtures): four leaves under two spines, a 27-host
+/// switch below one leaf, a 6-host switch below two others and a 26-host
+/// switch below that. Counted from the fullest switch the tree came out
+/// upside down (the 26-host switch on top, hosts on both sides of the
+/// spines without an up*/down* path); seen from the spines, the spines
+/// are the top and every switch with hosts lies below both.
+#[test]
+fn leaves_at_different_depths_hang_below_the_spines() {
+    let text = include_str!("../../../../../tests/fixtures/plafrim.ibnetdiscover-p");
+    let f = crate::io::detect::read(text, None)
+        .unwrap()
+        .builder
+        .build()
+        .unwrap();
+    let t = recognize(&f).unwrap();
+    let g = f.graph();
+    let at_top: Vec<_> = g.ids().filter(|s| t.height[s.idx()] == t.top).collect();
+    assert_eq!((t.top, at_top.len()), (3, 2));
+    for &s in &at_top {
+        assert_eq!(g.hosts(s), 0, "{}", f.describe_switch(s));
+    }
+    // Every switch with hosts lies below each spine.
+    for &spine in &at_top {
+        let mut below = vec![false; g.switch_count()];
+        let mut stack = vec![spine];
+        while let Some(s) = stack.pop() {
+            if !std::mem::replace(&mut below[s.idx()], true) {
+                stack.extend(t.down[s.idx()].iter().map(|c| c.to));
+            }
+        }
+        for s in g.ids().filter(|&s| g.hosts(s) > 0) {
+            assert!(below[s.idx()], "{}", f.describe_switch(s));
+        }
+    }
+    assert_eq!(t.hosts(), 125);
+}
