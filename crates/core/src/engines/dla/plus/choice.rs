@@ -234,14 +234,16 @@ type Entry<'a> = (Lid, &'a [Candidate], u64);
 /// `deal`t once these are known): every LID takes its best-scored
 /// candidate towards its home (`assign_homes`) whose port has not yet had
 /// its share, else its best-scored one that has not, else its best-scored
-/// one. A port's share is the LIDs' count times its weight over the sum
-/// of the ports' weights (each port's largest weight, the number of equal
-/// paths behind it), rounded up: counted over every port the group's LIDs
-/// may take, not per LID, so that a failure that takes a port from some
-/// LIDs' candidates leaves the others' shares, and so their picks, alone.
-/// Bounded loads keep the spread even where a group has few LIDs;
-/// rendezvous order keeps a lost candidate from moving more than its own
-/// LIDs and the few its share pushes on.
+/// one. A port's share is the LIDs' count times its weight over the sum of
+/// the ports' weights (each port's largest weight, the number of equal
+/// paths behind it), counted over the ports rather than per LID, so that
+/// a failure that takes a port from some LIDs' candidates leaves the
+/// others' shares, and so their picks, alone — but never more than one
+/// above the port's share of the LIDs that may take it (a detour port few
+/// LIDs can use is not filled with them). Bounded loads keep the spread
+/// even where a group has few LIDs; rendezvous order keeps a lost
+/// candidate from moving more than its own LIDs and the few its share
+/// pushes on.
 fn pick_group(lids: &[Entry], own_key: u64, ports: usize) -> Vec<PortNum> {
     let mut weight = vec![0u64; ports];
     for &(_, cands, _) in lids {
@@ -249,13 +251,22 @@ fn pick_group(lids: &[Entry], own_key: u64, ports: usize) -> Vec<PortNum> {
             weight[c.port.idx()] = weight[c.port.idx()].max(c.weight.max(1));
         }
     }
+    let mut share = vec![0f64; ports];
+    for &(_, cands, _) in lids {
+        let total: u64 = cands.iter().map(|c| c.weight.max(1)).sum();
+        for c in cands {
+            share[c.port.idx()] += c.weight.max(1) as f64 / total as f64;
+        }
+    }
     let total = weight.iter().sum::<u64>().max(1) as f64;
     let cap: Vec<u32> = weight
         .iter()
-        .map(|&w| {
-            (lids.len() as f64 * w as f64 / total - 1e-9)
+        .zip(&share)
+        .map(|(&w, &s)| {
+            let even = (lids.len() as f64 * w as f64 / total - 1e-9)
                 .ceil()
-                .max(0.0) as u32
+                .max(0.0) as u32;
+            even.min((s - 1e-9).ceil().max(0.0) as u32 + 1)
         })
         .collect();
     let mut load = vec![0u32; ports];
