@@ -240,11 +240,6 @@ mod tests {
         b.build().unwrap()
     }
 
-    /// Engines whose own decline rules are written elsewhere (dla's
-    /// Dragonfly/Dragonfly+ recogniser, mlid's fat-tree one): their cells
-    /// are in the table but not judged by this test.
-    const JUDGED_ELSEWHERE: [&str; 2] = [dla::NAME, mlid::NAME];
-
     /// Every family and every real fixture with every engine: each routes
     /// complete and loop-free with an EBB within 5 % of the best of ours,
     /// or declines; some engine of ours fits every fabric; the specialists
@@ -266,10 +261,7 @@ mod tests {
         println!("{table}");
         for (name, trials) in &rows {
             let best = best_ebb(trials);
-            for t in trials
-                .iter()
-                .filter(|t| !JUDGED_ELSEWHERE.contains(&t.engine))
-            {
+            for t in trials {
                 if let Ok(q) = &t.result {
                     assert!(
                         fits(t, best),
