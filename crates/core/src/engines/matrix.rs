@@ -114,14 +114,7 @@ pub fn families() -> Vec<(String, FabricBuilder)> {
     };
     // Leaves on two director chassis of 4 line and 2 spine chips, bundles
     // of 2: a real tree's shape (CS7500-like) in a few dozen chips.
-    let director = gen::field::Directors {
-        directors: 2,
-        line_chips: 4,
-        spine_chips: 2,
-        leaves_per_line: 2,
-        hosts: 3,
-        bundle: 2,
-    };
+    let director = gen::field::Directors::small_twin();
     let made: Vec<(&str, Result<FabricBuilder, String>)> = vec![
         (
             "dragonfly a=4 h=2 p=2",

@@ -43,6 +43,20 @@ pub struct Directors {
 }
 
 impl Directors {
+    /// A small twin of a real director fabric: two chassis of 4 line and
+    /// 2 spine chips, 8 leaves of 3 hosts, bundles of 2 (tests, the
+    /// engine matrix).
+    pub fn small_twin() -> Self {
+        Directors {
+            directors: 2,
+            line_chips: 4,
+            spine_chips: 2,
+            leaves_per_line: 2,
+            hosts: 3,
+            bundle: 2,
+        }
+    }
+
     /// The same tree as a PGFT (levels: leaves, line chips, spine chips).
     pub fn pgft(&self) -> Pgft {
         Pgft {
@@ -161,14 +175,7 @@ mod tests {
     use super::*;
 
     fn small() -> Directors {
-        Directors {
-            directors: 2,
-            line_chips: 4,
-            spine_chips: 2,
-            leaves_per_line: 2,
-            hosts: 3,
-            bundle: 2,
-        }
+        Directors::small_twin()
     }
 
     #[test]

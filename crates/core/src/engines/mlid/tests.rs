@@ -237,14 +237,7 @@ fn pgfts_with_parallel_cables_cut_cables_and_top_hosts_route_up_down() {
 fn director_twins_with_aggregation_nodes_deliver_every_route() {
     use crate::gen::field::{aggregation_nodes, directors, empty_leaves, Directors};
     use crate::gen::pgft::{pgft, Pgft};
-    let d = Directors {
-        directors: 2,
-        line_chips: 4,
-        spine_chips: 2,
-        leaves_per_line: 2,
-        hosts: 3,
-        bundle: 2,
-    };
+    let d = Directors::small_twin();
     let trees = [
         ("director", directors(&d).unwrap()),
         ("leaf-spine", pgft(&Pgft::leaf_spine(6, 4, 3, 2)).unwrap()),

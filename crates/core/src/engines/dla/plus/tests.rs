@@ -15,7 +15,16 @@ pub fn intact(params: &Params, seed: u64) -> Fabric {
 }
 
 /// With fractions of switches, global and leaf–spine cables gone.
-pub fn damaged(params: &Params, (switches, global, local): (f64, f64, f64), seed: u64) -> Fabric {
+pub fn damaged(params: &Params, damage: (f64, f64, f64), seed: u64) -> Fabric {
+    build(damaged_builder(params, damage, seed), seed)
+}
+
+/// The builder of `damaged`'s fabric, before ports are shuffled.
+pub fn damaged_builder(
+    params: &Params,
+    (switches, global, local): (f64, f64, f64),
+    seed: u64,
+) -> crate::FabricBuilder {
     let b = gen::dragonfly_plus::dragonfly_plus(params).unwrap();
     let (mut b, _) = degrade::drop_switches(&b, switches, seed).unwrap();
     for (fraction, want) in [(global, true), (local, false)] {
@@ -24,7 +33,7 @@ pub fn damaged(params: &Params, (switches, global, local): (f64, f64, f64), seed
         })
         .unwrap();
     }
-    build(b, seed)
+    b
 }
 
 /// The same fabric (same LIDs) without the cable on port `port` of `s`.

@@ -140,26 +140,14 @@ mod tests {
     use crate::analysis::report::analyze;
     use crate::engines::dla::{route, DlaOptions};
     use crate::fabric::{Fabric, PortRef};
-    use crate::gen::{self, degrade, dragonfly_plus::Params};
+    use crate::gen::dragonfly_plus::Params;
     use crate::routing::walk::trace;
     use crate::testkit::TestFabric;
 
     /// A Dragonfly+ with LMC `lmc`, ports shuffled, and fractions of
     /// switches, global and leaf–spine cables gone.
-    fn fabric(
-        params: &Params,
-        lmc: u8,
-        (switches, global, local): (f64, f64, f64),
-        seed: u64,
-    ) -> Fabric {
-        let b = gen::dragonfly_plus::dragonfly_plus(params).unwrap();
-        let (mut b, _) = degrade::drop_switches(&b, switches, seed).unwrap();
-        for (fraction, want) in [(global, true), (local, false)] {
-            degrade::drop_links_where(&mut b, fraction, seed, |x, y| {
-                gen::dragonfly_plus::is_global(x, y) == Some(want)
-            })
-            .unwrap();
-        }
+    fn fabric(params: &Params, lmc: u8, damage: (f64, f64, f64), seed: u64) -> Fabric {
+        let b = super::super::tests::damaged_builder(params, damage, seed);
         TestFabric::of(b).shuffled(seed).lmc(lmc).build()
     }
 
