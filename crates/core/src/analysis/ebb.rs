@@ -83,9 +83,9 @@ fn ebb_on(
                 .map(|part| {
                     let endpoints = &endpoints;
                     scope.spawn(move || {
-                        let mut pattern = Pattern::new(fabric);
+                        let mut streams = Streams::new(fabric);
                         part.iter()
-                            .map(|o| pattern.bandwidth(fabric, routing, endpoints, o, dlid))
+                            .map(|o| bandwidth(&mut streams, fabric, routing, endpoints, o, dlid))
                             .collect::<Vec<f64>>()
                     })
                 })
@@ -105,65 +105,81 @@ fn ebb_on(
     sum / patterns as f64
 }
 
-/// What evaluating one bisection pattern needs, kept between patterns.
-struct Pattern {
-    congestion: Vec<u32>,
-    paths: Vec<Option<Vec<usize>>>,
+/// Streams of one traffic pattern on the channels they cross, kept
+/// between patterns: each stream (or part of a split one) of weight w gets
+/// w divided by the heaviest load along its path (at least 1), loads being
+/// the summed weights of the streams on a channel, per direction. Shared
+/// by the bisection patterns (weight 1) and the group shift
+/// (`super::group_shift`, streams split over a destination's LIDs).
+pub(crate) struct Streams {
+    load: Vec<f64>,
+    parts: Vec<(f64, Vec<usize>)>,
 }
 
-impl Pattern {
-    fn new(fabric: &Fabric) -> Self {
-        Pattern {
-            congestion: vec![0; fabric.graph().channel_count()],
-            paths: Vec::new(),
+impl Streams {
+    pub(crate) fn new(fabric: &Fabric) -> Self {
+        Streams {
+            load: vec![0.0; fabric.graph().channel_count()],
+            parts: Vec::new(),
         }
     }
 
-    /// The share of full bandwidth the pattern `order` gets: its first
-    /// half sends to its second half, partner by partner.
-    fn bandwidth(
+    /// Adds a stream of `weight` from `src` to `dlid`; one the tables do
+    /// not deliver gets nothing.
+    pub(crate) fn add(
         &mut self,
         fabric: &Fabric,
         routing: &Routing,
-        endpoints: &[(PortRef, Lid)],
-        order: &[usize],
-        dlid: &(dyn Fn(Lid, Lid) -> Lid + Sync),
-    ) -> f64 {
+        src: PortRef,
+        dlid: Lid,
+        weight: f64,
+    ) {
         let graph = fabric.graph();
-        let half = endpoints.len() / 2;
-        self.paths.clear();
-        for i in 0..half {
-            let (src, slid) = endpoints[order[i]];
-            let (_, base) = endpoints[order[half + i]];
-            let path: Option<Vec<usize>> =
-                Walk::from_port(fabric, &routing.lfts, src, dlid(slid, base))
-                    .map(|hop| hop.map(|h| graph.channel(h.switch, h.out_port)))
-                    .collect::<Result<_, _>>()
-                    .ok();
-            if let Some(p) = &path {
-                for &c in p {
-                    self.congestion[c] += 1;
-                }
+        let path: Result<Vec<usize>, _> = Walk::from_port(fabric, &routing.lfts, src, dlid)
+            .map(|hop| hop.map(|h| graph.channel(h.switch, h.out_port)))
+            .collect();
+        if let Ok(path) = path {
+            for &c in &path {
+                self.load[c] += weight;
             }
-            self.paths.push(path);
+            self.parts.push((weight, path));
         }
-        let mut delivered = 0.0;
-        for path in self.paths.iter().flatten() {
-            let worst = path
-                .iter()
-                .map(|&c| self.congestion[c])
-                .max()
-                .unwrap_or(1)
-                .max(1);
-            delivered += 1.0 / worst as f64;
-        }
-        for path in self.paths.iter().flatten() {
-            for &c in path {
-                self.congestion[c] = 0;
-            }
-        }
-        delivered / half as f64
     }
+
+    /// The summed rates of the streams added since the last call, which
+    /// are then forgotten.
+    pub(crate) fn delivered(&mut self) -> f64 {
+        let mut delivered = 0.0;
+        for (weight, path) in &self.parts {
+            let worst = path.iter().map(|&c| self.load[c]).fold(1.0, f64::max);
+            delivered += weight / worst;
+        }
+        for (_, path) in self.parts.drain(..) {
+            for c in path {
+                self.load[c] = 0.0;
+            }
+        }
+        delivered
+    }
+}
+
+/// The share of full bandwidth the pattern `order` gets: its first half
+/// sends to its second half, partner by partner.
+fn bandwidth(
+    streams: &mut Streams,
+    fabric: &Fabric,
+    routing: &Routing,
+    endpoints: &[(PortRef, Lid)],
+    order: &[usize],
+    dlid: &(dyn Fn(Lid, Lid) -> Lid + Sync),
+) -> f64 {
+    let half = endpoints.len() / 2;
+    for i in 0..half {
+        let (src, slid) = endpoints[order[i]];
+        let (_, base) = endpoints[order[half + i]];
+        streams.add(fabric, routing, src, dlid(slid, base), 1.0);
+    }
+    streams.delivered() / half as f64
 }
 
 #[cfg(test)]

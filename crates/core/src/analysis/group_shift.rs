@@ -17,8 +17,8 @@
 //! 1 / (LIDs per host), and a channel whose parts weigh L in total gives
 //! each part its weight / max(1, L).
 
+use super::ebb::Streams;
 use crate::fabric::{Fabric, Lid, PortRef, SwitchId};
-use crate::routing::walk::Walk;
 use crate::routing::Routing;
 use crate::topology::{dragonfly, dragonfly_plus};
 
@@ -75,8 +75,8 @@ pub fn group_shift(fabric: &Fabric, routing: &Routing) -> Option<GroupShift> {
     if hosts.iter().filter(|h| !h.is_empty()).count() < 2 {
         return None;
     }
-    let mut meter = Meter::new(fabric);
-    let (mut minimal, mut spread, mut streams) = (0.0, 0.0, 0usize);
+    let mut streams = Streams::new(fabric);
+    let (mut minimal, mut spread, mut stream_count) = (0.0, 0.0, 0usize);
     for k in 1..groups {
         let pairs: Vec<(PortRef, Lid, u8)> = (0..groups)
             .flat_map(|g| {
@@ -87,14 +87,14 @@ pub fn group_shift(fabric: &Fabric, routing: &Routing) -> Option<GroupShift> {
                     .map(|(&(src, _, _), &(_, lid, lmc))| (src, lid, lmc))
             })
             .collect();
-        streams += pairs.len();
-        minimal += meter.bandwidth(fabric, routing, &pairs, false);
-        spread += meter.bandwidth(fabric, routing, &pairs, true);
+        stream_count += pairs.len();
+        minimal += bandwidth(&mut streams, fabric, routing, &pairs, false);
+        spread += bandwidth(&mut streams, fabric, routing, &pairs, true);
     }
     let shifts = (groups - 1) as f64;
     Some(GroupShift {
         groups,
-        streams: streams / (groups - 1),
+        streams: stream_count / (groups - 1),
         lids_per_host: hosts
             .iter()
             .flatten()
@@ -106,64 +106,32 @@ pub fn group_shift(fabric: &Fabric, routing: &Routing) -> Option<GroupShift> {
     })
 }
 
-/// Channel loads of one pattern, kept between patterns.
-struct Meter {
-    load: Vec<f64>,
-    parts: Vec<(f64, Vec<usize>)>,
-}
-
-impl Meter {
-    fn new(fabric: &Fabric) -> Self {
-        Meter {
-            load: vec![0.0; fabric.graph().channel_count()],
-            parts: Vec::new(),
+/// The mean share of full speed the streams `pairs` (source, the
+/// destination's base LID and LMC) get, each sent to the base LID or split
+/// over all the destination's LIDs.
+fn bandwidth(
+    streams: &mut Streams,
+    fabric: &Fabric,
+    routing: &Routing,
+    pairs: &[(PortRef, Lid, u8)],
+    split: bool,
+) -> f64 {
+    if pairs.is_empty() {
+        return 0.0;
+    }
+    for &(src, base, lmc) in pairs {
+        let lids = if split { 1u16 << lmc } else { 1 };
+        for offset in 0..lids {
+            streams.add(
+                fabric,
+                routing,
+                src,
+                base.offset(offset),
+                1.0 / f64::from(lids),
+            );
         }
     }
-
-    /// The mean share of full speed the streams `pairs` (source, the
-    /// destination's base LID and LMC) get, each sent to the base LID or
-    /// split over all the destination's LIDs.
-    fn bandwidth(
-        &mut self,
-        fabric: &Fabric,
-        routing: &Routing,
-        pairs: &[(PortRef, Lid, u8)],
-        split: bool,
-    ) -> f64 {
-        if pairs.is_empty() {
-            return 0.0;
-        }
-        let graph = fabric.graph();
-        self.parts.clear();
-        for &(src, base, lmc) in pairs {
-            let lids = if split { 1u16 << lmc } else { 1 };
-            let weight = 1.0 / f64::from(lids);
-            for offset in 0..lids {
-                let path: Result<Vec<usize>, _> =
-                    Walk::from_port(fabric, &routing.lfts, src, base.offset(offset))
-                        .map(|hop| hop.map(|h| graph.channel(h.switch, h.out_port)))
-                        .collect();
-                // An undelivered part gets nothing.
-                if let Ok(path) = path {
-                    for &c in &path {
-                        self.load[c] += weight;
-                    }
-                    self.parts.push((weight, path));
-                }
-            }
-        }
-        let mut delivered = 0.0;
-        for (weight, path) in &self.parts {
-            let worst = path.iter().map(|&c| self.load[c]).fold(1.0, f64::max);
-            delivered += weight / worst;
-        }
-        for (_, path) in &self.parts {
-            for &c in path {
-                self.load[c] = 0.0;
-            }
-        }
-        delivered / pairs.len() as f64
-    }
+    streams.delivered() / pairs.len() as f64
 }
 
 #[cfg(test)]
