@@ -5,6 +5,13 @@
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
+/// A well-mixed 64-bit hash of `x`: the first number of the generator
+/// seeded with `x` (splitmix64's finaliser), for choices that must be the
+/// same wherever they are made (rendezvous hashing in dla's Dragonfly+).
+pub fn mix(x: u64) -> u64 {
+    Rng::new(x).next_u64()
+}
+
 impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed)

@@ -29,6 +29,7 @@
 
 use super::{backward, Class, Roles};
 use crate::fabric::{Fabric, Lid, PortNum, SwitchId};
+use crate::rng::mix;
 use crate::routing::{Lft, Routing, NO_PATH};
 
 /// A candidate cable.
@@ -159,14 +160,6 @@ pub fn candidates(fabric: &Fabric, roles: &Roles, t: SwitchId) -> Towards {
         }
     }
     Towards { cands: out, homes }
-}
-
-/// SplitMix64's finaliser: a well-mixed 64-bit hash.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
 }
 
 /// A hash of `lid` and `key` in (0, 1].

@@ -28,15 +28,8 @@
 
 use super::Roles;
 use crate::fabric::{Fabric, Lid, SwitchId};
+use crate::rng::mix;
 use crate::routing::{Lft, NO_PATH};
-
-/// SplitMix64's finaliser, to spread intermediates over base LIDs.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
 
 /// Rewrites the entries of every CA LID with an offset > 0 (see the module
 /// comment); the number of LIDs given a Valiant path.
