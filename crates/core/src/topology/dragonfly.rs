@@ -227,8 +227,9 @@ pub fn local_share(graph: &SwitchGraph, groups: &Groups) -> f64 {
     }
 }
 
-/// How many pairs of `members` (ascending) are cabled to each other.
-fn cabled_pairs(graph: &SwitchGraph, members: &[SwitchId]) -> usize {
+/// How many pairs of `members` are cabled to each other: the
+/// local cables of a group, parallel cables counted once.
+pub fn cabled_pairs(graph: &SwitchGraph, members: &[SwitchId]) -> usize {
     members
         .iter()
         .enumerate()

@@ -209,17 +209,8 @@ impl<'a> Plan<'a> {
         }
         let group = |s: SwitchId| groups.of_switch[s.idx()];
         for members in groups.members.iter().filter(|m| m.len() >= 3) {
-            let ends: usize = members
-                .iter()
-                .map(|&s| {
-                    graph
-                        .neighbours(s)
-                        .iter()
-                        .filter(|&&t| group(t) == group(s))
-                        .count()
-                })
-                .sum();
-            let (cables, clique) = (ends / 2, members.len() * (members.len() - 1) / 2);
+            let cables = crate::topology::dragonfly::cabled_pairs(graph, members);
+            let clique = members.len() * (members.len() - 1) / 2;
             if cables * 2 <= clique {
                 return Err(Unroutable::SparseGroup {
                     switch: members[0],
