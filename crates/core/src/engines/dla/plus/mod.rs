@@ -25,7 +25,7 @@ mod valiant;
 
 use crate::error::Error;
 use crate::fabric::{Fabric, SwitchId};
-use crate::routing::Routing;
+use crate::routing::{Lft, Routing};
 use crate::topology::dragonfly_plus::DragonflyPlus;
 
 /// The class of a channel, in the order minimal paths take them.
@@ -94,24 +94,30 @@ pub fn route(fabric: &Fabric, plus: &DragonflyPlus, base: u8) -> Result<Routing,
     let roles = Roles { plus };
     let started = std::time::Instant::now();
     let minimal = choice::forwarding_tables(fabric, &roles);
-    let mut lfts = minimal.clone();
-    let mut valiant = valiant::route_extra_lids(fabric, &roles, &mut lfts);
+    let through_groups = valiant::route_extra_lids(fabric, &roles, &minimal);
     let t1 = started.elapsed();
-    let lanes = match lanes::assign(fabric, &roles, &lfts, base) {
-        Ok(lanes) => lanes,
-        // Non-minimal extra LIDs are a bonus: where their lanes do not fit
-        // the SLs or VLs, the extra LIDs stay minimal.
-        Err((_, why)) if valiant > 0 => {
-            log::warn!(
-                "dla: the extra LIDs (LMC > 0) keep minimal paths: through intermediate groups they would need \
-                 more lanes than fit ({why})"
-            );
-            valiant = 0;
-            lfts = minimal;
-            lanes::assign(fabric, &roles, &lfts, base)
-                .map_err(|(code, why)| Error::declined(super::NAME, code, why))?
+    let assign = |lfts: &[Lft]| {
+        lanes::assign(fabric, &roles, lfts, base)
+            .map_err(|(code, why)| Error::declined(super::NAME, code, why))
+    };
+    let (lfts, lanes, valiant) = match through_groups {
+        Some((lfts, valiant)) => match lanes::assign(fabric, &roles, &lfts, base) {
+            Ok(lanes) => (lfts, lanes, valiant),
+            // Non-minimal extra LIDs are a bonus: where their lanes do not
+            // fit the SLs or VLs, the extra LIDs stay minimal.
+            Err((_, why)) => {
+                log::warn!(
+                    "dla: the extra LIDs (LMC > 0) keep minimal paths: through intermediate groups they would \
+                     need more lanes than fit ({why})"
+                );
+                let lanes = assign(&minimal)?;
+                (minimal, lanes, 0)
+            }
+        },
+        None => {
+            let lanes = assign(&minimal)?;
+            (minimal, lanes, 0)
         }
-        Err((code, why)) => return Err(Error::declined(super::NAME, code, why)),
     };
     log::debug!(
         "dla: Dragonfly+ tables in {} ms, lanes in {} ms",

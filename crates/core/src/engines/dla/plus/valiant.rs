@@ -31,13 +31,19 @@ use crate::fabric::{Fabric, Lid, SwitchId};
 use crate::rng::mix;
 use crate::routing::{Lft, NO_PATH};
 
-/// Rewrites the entries of every CA LID with an offset > 0 (see the module
-/// comment); the number of LIDs given a Valiant path.
-pub fn route_extra_lids(fabric: &Fabric, roles: &Roles, lfts: &mut [Lft]) -> usize {
+/// `minimal`'s tables with the entries of every CA LID with an offset > 0
+/// rewritten (see the module comment), and the number of LIDs given a
+/// Valiant path; `None` where no LID got one (LMC 0, fewer than three
+/// groups), so that the minimal tables are copied only when they change.
+pub fn route_extra_lids(
+    fabric: &Fabric,
+    roles: &Roles,
+    minimal: &[Lft],
+) -> Option<(Vec<Lft>, usize)> {
     let graph = fabric.graph();
     let groups = roles.groups();
     if groups < 3 {
-        return 0;
+        return None;
     }
     let switch_lid = |s: SwitchId| {
         fabric
@@ -57,7 +63,6 @@ pub fn route_extra_lids(fabric: &Fabric, roles: &Roles, lfts: &mut [Lft]) -> usi
         }
     }
     let spines_into = |g: usize, i: usize| &entries[g * groups + i];
-    let mut routed = 0;
     let extra: Vec<(Lid, Lid, SwitchId)> = fabric
         .lids()
         .filter(|(_, owner)| fabric.switch_id(owner.node).is_none())
@@ -66,6 +71,11 @@ pub fn route_extra_lids(fabric: &Fabric, roles: &Roles, lfts: &mut [Lft]) -> usi
             (lid != base).then_some((lid, base, fabric.lid_switch(lid)?))
         })
         .collect();
+    if extra.is_empty() {
+        return None;
+    }
+    let mut lfts = minimal.to_vec();
+    let mut routed = 0;
     for (lid, base, t) in extra {
         let d = roles.group(t);
         let offset = usize::from(lid.raw() - base.raw());
@@ -81,7 +91,7 @@ pub fn route_extra_lids(fabric: &Fabric, roles: &Roles, lfts: &mut [Lft]) -> usi
             }
             let x = spines[pick(t, spines.len())];
             let towards_x = switch_lid(x)?;
-            stays_within(fabric, roles, lfts, lid, i, d).then_some((i, towards_x))
+            stays_within(fabric, roles, &lfts, lid, i, d).then_some((i, towards_x))
         });
         let Some((i, towards_x)) = chosen else {
             continue;
@@ -95,7 +105,7 @@ pub fn route_extra_lids(fabric: &Fabric, roles: &Roles, lfts: &mut [Lft]) -> usi
         }
         routed += 1;
     }
-    routed
+    (routed > 0).then_some((lfts, routed))
 }
 
 /// Whether the minimal entries for `lid` take every switch of group `i`
