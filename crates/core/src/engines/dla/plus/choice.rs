@@ -27,8 +27,11 @@
 //! just the LIDs, spread evenly; a failed global cable reshuffles that
 //! spine's entries for one group, no others.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::{backward, Class, Roles};
-use crate::fabric::{Fabric, Lid, PortNum, SwitchId};
+use crate::fabric::{Cable, Fabric, Lid, PortNum, SwitchId};
 use crate::rng::mix;
 use crate::routing::{Lft, Routing, NO_PATH};
 
@@ -51,10 +54,29 @@ pub struct Candidate {
 /// the destination's *homes*, the neighbours whose cable to it ends best
 /// paths (on a Dragonfly+ a leaf's spines), each with its number of
 /// such cables; the first 64 are told apart by `Candidate::reaches`.
+/// The candidates of all switches share one vector: a JUPITER-sized
+/// fabric has 837 × 837 such sets, one allocation each was a quarter of
+/// the search's time.
 #[derive(Clone, Default)]
 pub struct Towards {
-    pub cands: Vec<Vec<Candidate>>,
+    /// Per switch: where its candidates start in `all`, and how many.
+    span: Vec<(u32, u32)>,
+    all: Vec<Candidate>,
     pub homes: Vec<(SwitchId, u64)>,
+}
+
+impl Towards {
+    /// The candidates of switch `s`.
+    pub fn at(&self, s: SwitchId) -> &[Candidate] {
+        self.span.get(s.idx()).map_or(&[], |&(start, len)| {
+            &self.all[start as usize..start as usize + len as usize]
+        })
+    }
+
+    /// The homes that `Candidate::reaches` tells apart: the first 64.
+    fn known(&self) -> &[(SwitchId, u64)] {
+        &self.homes[..self.homes.len().min(64)]
+    }
 }
 
 /// How good a way to `t` is, compared in this order: whether it makes
@@ -72,94 +94,155 @@ fn label(hops: u16, turns: u8, first: Class) -> Label {
     )
 }
 
+/// A label and its switch as one number that orders as the pair does
+/// (the search's heap compares these a million times per destination).
+fn packed((over, hops, turns, first): Label, x: SwitchId) -> u64 {
+    (u64::from(over) << 63)
+        | (u64::from(hops) << 47)
+        | (u64::from(turns) << 39)
+        | (u64::from(first) << 32)
+        | x.idx() as u64
+}
+
+/// The Dijkstra search of `candidates` towards one destination.
+struct Search<'a> {
+    fabric: &'a Fabric,
+    roles: &'a Roles<'a>,
+    /// Per switch, `mix` of its GUID.
+    keys: &'a [u64],
+    t: SwitchId,
+    /// Per switch, the class of its best cables.
+    first_out: Vec<Class>,
+    best: Vec<Option<Label>>,
+    settled: Vec<bool>,
+    /// Per switch, the number of best paths from it.
+    width: Vec<u64>,
+    /// Per switch, the homes its best paths can enter `t` from.
+    reach: Vec<u64>,
+    heap: BinaryHeap<Reverse<u64>>,
+    out: Towards,
+}
+
 /// The candidates of every switch towards `t` (module comment): Dijkstra
 /// from `t` over `Label`s, each switch settled with the label of its best
 /// cables, which may only lead to settled switches; the turns a cable
 /// adds depend on the first cable of the switch it leads to, settled
 /// before.
-pub fn candidates(fabric: &Fabric, roles: &Roles, t: SwitchId) -> Towards {
-    use std::cmp::Reverse;
-    let graph = fabric.graph();
-    let n = graph.switch_count();
-    let mut first_out = vec![Class::Terminal; n];
-    let mut best: Vec<Option<Label>> = vec![None; n];
-    let mut settled = vec![false; n];
-    let mut width = vec![0u64; n];
-    let mut out: Vec<Vec<Candidate>> = vec![Vec::new(); n];
-    // Per switch, the homes its best paths can enter `t` from.
-    let mut reach = vec![0u64; n];
-    let mut homes: Vec<(SwitchId, u64)> = Vec::new();
-    let mut heap = std::collections::BinaryHeap::new();
-    best[t.idx()] = Some((false, 0, 0, 0));
-    width[t.idx()] = 1;
-    heap.push(Reverse(((false, 0u16, 0u8, 0u8), t)));
-    while let Some(Reverse((lab, x))) = heap.pop() {
-        if settled[x.idx()] || best[x.idx()] != Some(lab) {
+pub fn candidates(fabric: &Fabric, roles: &Roles, keys: &[u64], t: SwitchId) -> Towards {
+    let n = fabric.graph().switch_count();
+    let mut search = Search {
+        fabric,
+        roles,
+        keys,
+        t,
+        first_out: vec![Class::Terminal; n],
+        best: vec![None; n],
+        settled: vec![false; n],
+        width: vec![0; n],
+        reach: vec![0; n],
+        heap: BinaryHeap::new(),
+        out: Towards {
+            span: vec![(0, 0); n],
+            all: Vec::new(),
+            homes: Vec::new(),
+        },
+    };
+    let start = (false, 0, 0, 0);
+    search.best[t.idx()] = Some(start);
+    search.width[t.idx()] = 1;
+    search.heap.push(Reverse(packed(start, t)));
+    let mut chosen = Vec::new();
+    while let Some(Reverse(top)) = search.heap.pop() {
+        let x = SwitchId::new((top & 0xffff_ffff) as usize);
+        let Some(lab) = search.best[x.idx()] else {
+            continue;
+        };
+        if search.settled[x.idx()] || packed(lab, x) != top {
             continue;
         }
-        settled[x.idx()] = true;
+        search.settled[x.idx()] = true;
         if x != t {
-            // Its candidates: every cable to a settled switch that gives
-            // this label.
-            let via = |c: &crate::fabric::Cable| {
-                let class = roles.class(x, c.to);
-                let (_, hops, turns, _) = best[c.to.idx()]?;
-                let turns = turns + u8::from(backward(class, first_out[c.to.idx()]));
-                Some(label(hops + 1, turns, class))
-            };
-            let chosen: Vec<(PortNum, SwitchId)> = graph
+            search.settle(x, lab, &mut chosen);
+        }
+        search.relax(x, lab);
+    }
+    search.out
+}
+
+impl Search<'_> {
+    /// The label `x` gets through cable `c`, if `c` leads to a settled
+    /// switch.
+    fn via(&self, x: SwitchId, c: &Cable) -> Option<Label> {
+        let class = self.roles.class(x, c.to);
+        let (_, hops, turns, _) = self.best[c.to.idx()]?;
+        let turns = turns + u8::from(backward(class, self.first_out[c.to.idx()]));
+        Some(label(hops + 1, turns, class))
+    }
+
+    /// `x`'s candidates: every cable to a settled switch that gives it
+    /// its label `lab`.
+    fn settle(&mut self, x: SwitchId, lab: Label, chosen: &mut Vec<(PortNum, SwitchId)>) {
+        let t = self.t;
+        chosen.clear();
+        chosen.extend(
+            self.fabric
+                .graph()
                 .cables(x)
                 .iter()
-                .filter(|c| settled[c.to.idx()] && c.to != x && via(c) == Some(lab))
-                .map(|c| (c.port, c.to))
-                .collect();
-            let direct = chosen.iter().filter(|c| c.1 == t).count() as u64;
-            if direct > 0 {
-                if homes.len() < 64 {
-                    reach[x.idx()] = 1 << homes.len();
-                }
-                homes.push((x, direct));
+                .filter(|c| self.settled[c.to.idx()] && c.to != x && self.via(x, c) == Some(lab))
+                .map(|c| (c.port, c.to)),
+        );
+        let direct = chosen.iter().filter(|c| c.1 == t).count() as u64;
+        if direct > 0 {
+            if self.out.homes.len() < 64 {
+                self.reach[x.idx()] = 1 << self.out.homes.len();
             }
-            for (i, &(port, to)) in chosen.iter().enumerate() {
-                let bundle = chosen[..i].iter().filter(|c| c.1 == to).count() as u64;
-                let reaches = if to == t {
-                    reach[x.idx()]
-                } else {
-                    reach[to.idx()]
-                };
-                if to != t {
-                    reach[x.idx()] |= reach[to.idx()];
-                }
-                out[x.idx()].push(Candidate {
-                    port,
-                    weight: width[to.idx()],
-                    key: mix(fabric.switch_node(to).guid).wrapping_add(bundle),
-                    global: roles.class(x, to) == Class::Global,
-                    reaches,
-                });
-                width[x.idx()] = width[x.idx()].saturating_add(width[to.idx()]);
-                first_out[x.idx()] = roles.class(x, to);
-            }
+            self.out.homes.push((x, direct));
         }
-        let (_, hops, turns, _) = lab;
-        for c in graph.cables(x) {
+        let start = self.out.all.len() as u32;
+        for (i, &(port, to)) in chosen.iter().enumerate() {
+            let bundle = chosen[..i].iter().filter(|c| c.1 == to).count() as u64;
+            let reaches = if to == t {
+                self.reach[x.idx()]
+            } else {
+                self.reach[to.idx()]
+            };
+            if to != t {
+                self.reach[x.idx()] |= self.reach[to.idx()];
+            }
+            let class = self.roles.class(x, to);
+            self.out.all.push(Candidate {
+                port,
+                weight: self.width[to.idx()],
+                key: self.keys[to.idx()].wrapping_add(bundle),
+                global: class == Class::Global,
+                reaches,
+            });
+            self.width[x.idx()] = self.width[x.idx()].saturating_add(self.width[to.idx()]);
+            self.first_out[x.idx()] = class;
+        }
+        self.out.span[x.idx()] = (start, chosen.len() as u32);
+    }
+
+    /// Offers the unsettled neighbours of `x` a way through it.
+    fn relax(&mut self, x: SwitchId, (_, hops, turns, _): Label) {
+        for c in self.fabric.graph().cables(x) {
             let s = c.to;
-            if settled[s.idx()] || s == x {
+            if self.settled[s.idx()] || s == x {
                 continue;
             }
-            let class = roles.class(s, x);
+            let class = self.roles.class(s, x);
             let cand = label(
                 hops + 1,
-                turns + u8::from(backward(class, first_out[x.idx()])),
+                turns + u8::from(backward(class, self.first_out[x.idx()])),
                 class,
             );
-            if best[s.idx()].is_none_or(|b| cand < b) {
-                best[s.idx()] = Some(cand);
-                heap.push(Reverse((cand, s)));
+            if self.best[s.idx()].is_none_or(|b| cand < b) {
+                self.best[s.idx()] = Some(cand);
+                self.heap.push(Reverse(packed(cand, s)));
             }
         }
     }
-    Towards { cands: out, homes }
 }
 
 /// A hash of `lid` and `key` in (0, 1].
@@ -170,8 +253,7 @@ fn unit(lid: Lid, key: u64) -> f64 {
 
 /// −log2(u) for u in (0, 1], piecewise linear between powers of two (the
 /// exponent plus the mantissa's fraction): monotone like the logarithm,
-/// within 0.09 of it, and far cheaper, which matters at 25,000 LIDs times
-/// hundreds of switches times their candidates.
+/// within 0.09 of it, and far cheaper than it.
 fn neg_log2(u: f64) -> f64 {
     let bits = u.to_bits();
     let exponent = ((bits >> 52) & 0x7ff) as f64 - 1023.0;
@@ -185,16 +267,28 @@ fn score(c: &Candidate, lid: Lid, own_key: u64) -> f64 {
     neg_log2(unit(lid, c.key ^ own_key)) / c.weight.max(1) as f64
 }
 
-/// The best-scored of `ranked` that `open` accepts, else the best-scored.
-fn best_open(ranked: &[(f64, PortNum)], open: impl Fn(PortNum) -> bool) -> Option<PortNum> {
-    let best = |only_open: bool| {
-        ranked
-            .iter()
-            .filter(|(_, p)| !only_open || open(*p))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|&(_, p)| p)
-    };
-    best(true).or_else(|| best(false))
+/// The best-scored of `cands` for `lid` (the first of equals). Scores are
+/// worked out only where there is a choice: on a Dragonfly+ most LIDs
+/// have one candidate left once home and caps have spoken, and hashing
+/// every candidate of every LID at every switch was most of the tables'
+/// time.
+fn best_scored<'c>(
+    mut cands: impl Iterator<Item = &'c Candidate> + Clone,
+    lid: Lid,
+    own_key: u64,
+) -> Option<&'c Candidate> {
+    let first = cands.next()?;
+    if cands.clone().next().is_none() {
+        return Some(first);
+    }
+    let mut best = (score(first, lid, own_key), first);
+    for c in cands {
+        let s = score(c, lid, own_key);
+        if s.total_cmp(&best.0).is_lt() {
+            best = (s, c);
+        }
+    }
+    Some(best.1)
 }
 
 /// Whether `c`'s best paths enter the LID's switch from its home
@@ -203,80 +297,123 @@ fn homeward(c: &Candidate, home: u64) -> bool {
     c.reaches & home != 0
 }
 
-/// The best-scored of `ranked` (scores of `cands`, in their order) that
-/// leads to the LID's home and that `open` accepts.
-fn homeward_first(
-    cands: &[Candidate],
-    home: u64,
-    ranked: &[(f64, PortNum)],
-    open: impl Fn(PortNum) -> bool,
-) -> Option<PortNum> {
-    cands
-        .iter()
-        .zip(ranked)
-        .filter(|(c, r)| homeward(c, home) && open(r.1))
-        .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
-        .map(|(_, r)| r.1)
+/// A LID to place at one switch: the switch that delivers it and its
+/// home bit.
+type Entry = (Lid, SwitchId, u64);
+
+/// Each destination switch of `entries` once, in order of first
+/// appearance, with its number of entries; `count` (per switch, all
+/// zero) is left as found.
+fn per_destination(entries: &[Entry], count: &mut [u32]) -> Vec<(SwitchId, u32)> {
+    let mut dests = Vec::new();
+    for &(_, t, _) in entries {
+        if count[t.idx()] == 0 {
+            dests.push((t, 0));
+        }
+        count[t.idx()] += 1;
+    }
+    for d in &mut dests {
+        d.1 = std::mem::take(&mut count[d.0.idx()]);
+    }
+    dests
 }
 
-/// A LID to place at one switch: its candidates there and its home bit.
-type Entry<'a> = (Lid, &'a [Candidate], u64);
-
-/// One switch's picks for one kind of LIDs (CAs', or switches' own) of one
-/// destination group whose candidates go up or down (global ones are
-/// `deal`t once these are known): every LID takes its best-scored
-/// candidate towards its home (`assign_homes`) whose port has not yet had
-/// its share, else its best-scored one that has not, else its best-scored
-/// one. A port's share is the LIDs' count times its weight over the sum of
-/// the ports' weights (each port's largest weight, the number of equal
-/// paths behind it), counted over the ports rather than per LID, so that
-/// a failure that takes a port from some LIDs' candidates leaves the
-/// others' shares, and so their picks, alone — but never more than one
-/// above the port's share of the LIDs that may take it (a detour port few
-/// LIDs can use is not filled with them). Bounded loads keep the spread
-/// even where a group has few LIDs; rendezvous order keeps a lost
-/// candidate from moving more than its own LIDs and the few its share
-/// pushes on.
-fn pick_group(lids: &[Entry], own_key: u64, ports: usize) -> Vec<PortNum> {
+/// Per port, the cap of `pick_group`: each port's share of the LIDs by
+/// its largest weight, but at most one above its share of the LIDs that
+/// may take it. LIDs of one destination switch have the same candidates,
+/// so their shares are counted per destination switch.
+fn caps(entries: &[Entry], row: &[&[Candidate]], count: &mut [u32], ports: usize) -> Vec<u32> {
     let mut weight = vec![0u64; ports];
-    for &(_, cands, _) in lids {
-        for c in cands {
-            weight[c.port.idx()] = weight[c.port.idx()].max(c.weight.max(1));
-        }
-    }
     let mut share = vec![0f64; ports];
-    for &(_, cands, _) in lids {
+    for (t, lids) in per_destination(entries, count) {
+        let cands = row[t.idx()];
         let total: u64 = cands.iter().map(|c| c.weight.max(1)).sum();
         for c in cands {
-            share[c.port.idx()] += c.weight.max(1) as f64 / total as f64;
+            let p = c.port.idx();
+            weight[p] = weight[p].max(c.weight.max(1));
+            share[p] += f64::from(lids) * (c.weight.max(1) as f64 / total as f64);
         }
     }
     let total = weight.iter().sum::<u64>().max(1) as f64;
-    let cap: Vec<u32> = weight
+    weight
         .iter()
         .zip(&share)
         .map(|(&w, &s)| {
-            let even = (lids.len() as f64 * w as f64 / total - 1e-9)
+            let even = (entries.len() as f64 * w as f64 / total - 1e-9)
                 .ceil()
                 .max(0.0) as u32;
             even.min((s - 1e-9).ceil().max(0.0) as u32 + 1)
         })
-        .collect();
-    let mut load = vec![0u32; ports];
-    let mut ranked: Vec<(f64, PortNum)> = Vec::new();
-    lids.iter()
-        .map(|&(lid, cands, home)| {
-            ranked.clear();
-            ranked.extend(cands.iter().map(|c| (score(c, lid, own_key), c.port)));
-            let open = |p: PortNum| load[p.idx()] < cap[p.idx()];
-            homeward_first(cands, home, &ranked, open)
-                .or_else(|| best_open(&ranked, open))
-                .map_or(NO_PATH, |port| {
-                    load[port.idx()] += 1;
-                    port
-                })
-        })
         .collect()
+}
+
+/// What one switch's picks read: its candidates towards every
+/// destination switch (indexed by the destination), its key, its port
+/// slots.
+struct AtSwitch<'a> {
+    s: SwitchId,
+    row: Vec<&'a [Candidate]>,
+    own_key: u64,
+    ports: usize,
+}
+
+impl<'a> AtSwitch<'a> {
+    fn new(fabric: &Fabric, towards: &'a [Towards], keys: &[u64], s: SwitchId) -> Self {
+        AtSwitch {
+            s,
+            row: towards.iter().map(|tw| tw.at(s)).collect(),
+            own_key: keys[s.idx()],
+            ports: fabric.graph().port_slots(s),
+        }
+    }
+
+    /// Whether the candidates towards `t` are global cables.
+    fn is_global(&self, t: SwitchId) -> bool {
+        self.row[t.idx()].first().is_some_and(|c| c.global)
+    }
+}
+
+/// One switch's picks for one kind of LIDs (CAs', or switches' own) of one
+/// destination group whose candidates go up or down (global ones are
+/// `deal`t once these are known), into `lft`: every LID takes its
+/// best-scored candidate towards its home (`assign_homes`) whose port has
+/// not yet had its share, else its best-scored one that has not, else its
+/// best-scored one. A port's share is the LIDs' count times its weight
+/// over the sum of the ports' weights (each port's largest weight, the
+/// number of equal paths behind it), counted over the ports rather than
+/// per LID, so that a failure that takes a port from some LIDs'
+/// candidates leaves the others' shares, and so their picks, alone — but
+/// never more than one above the port's share of the LIDs that may take
+/// it (a detour port few LIDs can use is not filled with them). Bounded
+/// loads keep the spread even where a group has few LIDs; rendezvous
+/// order keeps a lost candidate from moving more than its own LIDs and
+/// the few its share pushes on.
+fn pick_group(entries: &[Entry], at: &AtSwitch, count: &mut [u32], lft: &mut Lft) {
+    if entries.is_empty() {
+        return;
+    }
+    let cap = caps(entries, &at.row, count, at.ports);
+    let mut load = vec![0u32; at.ports];
+    for &(lid, t, home) in entries {
+        let cands = at.row[t.idx()];
+        let open = |p: PortNum| load[p.idx()] < cap[p.idx()];
+        let (lid_key, key) = (lid, at.own_key);
+        let pick = best_scored(
+            cands.iter().filter(|c| homeward(c, home) && open(c.port)),
+            lid_key,
+            key,
+        )
+        .or_else(|| best_scored(cands.iter().filter(|c| open(c.port)), lid_key, key))
+        .or_else(|| best_scored(cands.iter(), lid_key, key))
+        .map(|c| c.port);
+        match pick {
+            Some(port) => {
+                load[port.idx()] += 1;
+                lft.set(lid, port);
+            }
+            None => lft.set(lid, NO_PATH),
+        }
+    }
 }
 
 /// A spine's picks among its global cables for `lids`, each with its
@@ -286,8 +423,8 @@ fn pick_group(lids: &[Entry], own_key: u64, ports: usize) -> Vec<PortNum> {
 /// largest single demand, the least-carried one otherwise. The routes,
 /// not just the LIDs, spread evenly over the cables to a group, and a
 /// lost cable moves little beyond its own LIDs.
-fn deal(lids: &[(Lid, &[Candidate], u64)], own_key: u64, ports: usize) -> Vec<(Lid, PortNum)> {
-    let mut share = vec![0f64; ports];
+fn deal(lids: &[(Lid, &[Candidate], u64)], at: &AtSwitch, lft: &mut Lft) {
+    let mut share = vec![0f64; at.ports];
     let mut largest = 0u64;
     for &(_, cands, demand) in lids {
         largest = largest.max(demand);
@@ -300,23 +437,112 @@ fn deal(lids: &[(Lid, &[Candidate], u64)], own_key: u64, ports: usize) -> Vec<(L
         .iter()
         .map(|s| s.ceil() as u64 + largest / 2)
         .collect();
-    let mut carried = vec![0u64; ports];
-    let mut ranked: Vec<(f64, PortNum)> = Vec::new();
-    lids.iter()
-        .filter_map(|&(lid, cands, demand)| {
-            ranked.clear();
-            ranked.extend(cands.iter().map(|c| (score(c, lid, own_key), c.port)));
-            let within = ranked
+    let mut carried = vec![0u64; at.ports];
+    for &(lid, cands, demand) in lids {
+        let within = best_scored(
+            cands
                 .iter()
-                .filter(|(_, p)| carried[p.idx()] + demand <= cap[p.idx()])
-                .min_by(|a, b| a.0.total_cmp(&b.0));
-            let port = within
-                .or_else(|| ranked.iter().min_by_key(|(_, p)| carried[p.idx()]))?
-                .1;
-            carried[port.idx()] += demand;
-            Some((lid, port))
-        })
-        .collect()
+                .filter(|c| carried[c.port.idx()] + demand <= cap[c.port.idx()]),
+            lid,
+            at.own_key,
+        );
+        let Some(port) = within
+            .or_else(|| cands.iter().min_by_key(|c| carried[c.port.idx()]))
+            .map(|c| c.port)
+        else {
+            continue;
+        };
+        carried[port.idx()] += demand;
+        lft.set(lid, port);
+    }
+}
+
+/// The fabric's LIDs by the group of the switch that delivers them, in
+/// LID order, and which of them are CAs' (not switches' own).
+struct Lids {
+    by_group: Vec<Vec<(Lid, SwitchId)>>,
+    is_ca: Vec<bool>,
+}
+
+impl Lids {
+    fn new(fabric: &Fabric, roles: &Roles) -> Self {
+        let mut by_group: Vec<Vec<(Lid, SwitchId)>> = vec![Vec::new(); roles.groups()];
+        let mut is_ca = vec![false; fabric.lft_len()];
+        for (lid, owner) in fabric.lids() {
+            is_ca[lid.idx()] = fabric.switch_id(owner.node).is_none();
+            if let Some(t) = fabric.lid_switch(lid) {
+                by_group[roles.group(t)].push((lid, t));
+            }
+        }
+        Lids { by_group, is_ca }
+    }
+
+    /// A group's LIDs of one kind (CAs' or switches' own), in LID order.
+    fn of_kind<'a>(
+        &'a self,
+        group: &'a [(Lid, SwitchId)],
+        ca: bool,
+    ) -> impl Iterator<Item = (Lid, SwitchId)> + 'a {
+        group
+            .iter()
+            .copied()
+            .filter(move |&(lid, _)| self.is_ca[lid.idx()] == ca)
+    }
+}
+
+/// The bounds `assign_homes` keeps within one group, on dense arrays.
+struct Bounds<'a> {
+    towards: &'a [Towards],
+    /// Per switch, its CA LIDs in the group.
+    count: Vec<u64>,
+    /// Per switch and home (64 slots a switch), the LIDs that took it.
+    load: Vec<u32>,
+    /// Per home switch, the group's LIDs that took it (or a ghost's
+    /// claim on it).
+    group_load: Vec<u32>,
+    /// The group's LIDs over its spines, rounded up.
+    group_cap: u32,
+}
+
+/// `x` rounded up, forgiving float noise below an integer.
+fn ceil_cap(x: f64) -> u32 {
+    (x - 1e-9).ceil().max(0.0) as u32
+}
+
+impl Bounds<'_> {
+    fn known(&self, t: SwitchId) -> &[(SwitchId, u64)] {
+        self.towards[t.idx()].known()
+    }
+
+    /// Home `k` of switch `t`'s share of `t`'s LIDs, by its cables.
+    fn here_cap(&self, t: SwitchId, k: usize) -> u32 {
+        let known = self.known(t);
+        let total: u64 = known.iter().map(|h| h.1).sum();
+        ceil_cap(self.count[t.idx()] as f64 * known[k].1 as f64 / total as f64)
+    }
+
+    fn open_here(&self, t: SwitchId, k: usize) -> bool {
+        self.load[t.idx() * 64 + k] < self.here_cap(t, k)
+    }
+
+    fn open_group(&self, h: SwitchId) -> bool {
+        self.group_load[h.idx()] < self.group_cap
+    }
+
+    fn take(&mut self, t: SwitchId, k: usize) {
+        self.load[t.idx() * 64 + k] += 1;
+        let h = self.known(t)[k].0;
+        self.group_load[h.idx()] += 1;
+    }
+
+    /// Ready for the next group: every count back to zero.
+    fn clear(&mut self, lids: &[(Lid, SwitchId)]) {
+        for &(_, t) in lids {
+            self.count[t.idx()] = 0;
+            self.load[t.idx() * 64..(t.idx() + 1) * 64].fill(0);
+        }
+        self.group_load.fill(0);
+    }
 }
 
 /// Each CA LID's home, one bit of its switch's `Towards::homes` (0: none;
@@ -330,148 +556,221 @@ fn deal(lids: &[(Lid, &[Candidate], u64)], own_key: u64, ports: usize) -> Vec<(L
 /// share of the group's LIDs (the group's LIDs over its spines), so that
 /// every spine is home to as many of the group's hosts and the cables
 /// towards it, up and global, share evenly.
-///
-/// In two rounds, so that a lost home moves little beyond its own LIDs:
-/// first every LID claims its best-scored home, the strongest claims
-/// (lowest scores) served first within both bounds; a LID whose best
-/// would be a switch the Dragonfly+ makes a home (a leaf's spine, a
-/// spine's leaf) that lost its cable keeps its claim on that one's group
-/// bound, as a ghost, so that no other LID takes its place and moves.
-/// Then the rest, those that lost their best home last, take their
-/// best-scored home still open.
 fn assign_homes(
     fabric: &Fabric,
     roles: &Roles,
-    by_group: &[Vec<(Lid, SwitchId)>],
+    lids: &Lids,
     towards: &[Towards],
+    keys: &[u64],
 ) -> Vec<u64> {
-    use std::collections::HashMap;
+    let n = fabric.graph().switch_count();
     let mut home = vec![0u64; fabric.lft_len()];
-    let known = |t: SwitchId| &towards[t.idx()].homes[..towards[t.idx()].homes.len().min(64)];
-    for (g, lids) in by_group.iter().enumerate() {
-        let kind: Vec<(Lid, SwitchId)> = lids
-            .iter()
-            .copied()
-            .filter(|&(lid, _)| is_ca(fabric, lid))
-            .collect();
-        let mut count: HashMap<SwitchId, u64> = HashMap::new();
+    let mut bounds = Bounds {
+        towards,
+        count: vec![0; n],
+        load: vec![0; n * 64],
+        group_load: vec![0; n],
+        group_cap: 0,
+    };
+    for (g, group) in lids.by_group.iter().enumerate() {
+        let kind: Vec<(Lid, SwitchId)> = lids.of_kind(group, true).collect();
         for &(_, t) in &kind {
-            *count.entry(t).or_default() += 1;
+            bounds.count[t.idx()] += 1;
         }
-        // The bounds: per (switch, home) its share of the switch's
-        // LIDs, per home the group's LIDs over its spines, rounded up.
-        let fraction = |t: SwitchId, w: u64| {
-            let total: u64 = known(t).iter().map(|h| h.1).sum();
-            count[&t] as f64 * w as f64 / total as f64
-        };
-        let cap = |x: f64| (x - 1e-9).ceil().max(0.0) as u32;
         let spines = roles.plus.spines[g].len().max(1) as f64;
-        let group_cap = cap(kind.len() as f64 / spines);
-        let here_cap = |t: SwitchId, k: usize| cap(fraction(t, known(t)[k].1));
-        let mut load: HashMap<(SwitchId, usize), u32> = HashMap::new();
-        let mut group_load: HashMap<SwitchId, u32> = HashMap::new();
-        // Each LID's homes, best-scored first.
-        let ranked: Vec<Vec<(f64, usize)>> = kind
-            .iter()
-            .map(|&(lid, t)| {
-                let mut r: Vec<(f64, usize)> = known(t)
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &(h, w))| {
-                        let u = unit(lid, mix(fabric.switch_node(h).guid));
-                        (neg_log2(u) / w as f64, k)
-                    })
-                    .collect();
-                r.sort_by(|a, b| a.0.total_cmp(&b.0));
-                r
-            })
-            .collect();
-        let mut chosen: Vec<Option<usize>> = vec![None; kind.len()];
-        let take = |i: usize, k: usize, load: &mut HashMap<_, u32>, group: &mut HashMap<_, u32>| {
-            let t = kind[i].1;
-            *load.entry((t, k)).or_default() += 1;
-            *group.entry(known(t)[k].0).or_default() += 1;
-            k
-        };
-        // A ghost: the best-scored of the switches the Dragonfly+
-        // would make a home (a leaf's spines, a spine's leaves) where
-        // that one lost its cable and scores better than every home.
-        let lost_best = |i: usize| -> Option<(f64, SwitchId)> {
-            let (lid, t) = kind[i];
-            let best = ranked[i].first().map_or(f64::INFINITY, |r| r.0);
-            let plus = roles.plus;
-            let g = plus.group_of[t.idx()];
-            let peers = if plus.is_leaf[t.idx()] {
-                &plus.spines[g]
-            } else {
-                &plus.leaves[g]
-            };
-            peers
-                .iter()
-                .filter(|&&h| !known(t).iter().any(|k| k.0 == h))
-                .map(|&h| (neg_log2(unit(lid, mix(fabric.switch_node(h).guid))), h))
-                .filter(|&(score, _)| score < best)
-                .min_by(|a, b| a.0.total_cmp(&b.0))
-        };
-        let ghost: Vec<Option<(f64, SwitchId)>> = (0..kind.len()).map(lost_best).collect();
-        let lost: Vec<bool> = ghost.iter().map(Option::is_some).collect();
-        let claim = |i: usize| {
-            ghost[i].map_or_else(|| ranked[i].first().map_or(f64::INFINITY, |r| r.0), |g| g.0)
-        };
-        let mut first: Vec<usize> = (0..kind.len())
-            .filter(|&i| lost[i] || !ranked[i].is_empty())
-            .collect();
-        first.sort_by(|&a, &b| claim(a).total_cmp(&claim(b)));
-        for i in first {
-            if let Some((_, h)) = ghost[i] {
-                if group_load.get(&h).copied().unwrap_or(0) < group_cap {
-                    *group_load.entry(h).or_default() += 1;
-                }
-                continue;
-            }
-            let (t, k) = (kind[i].1, ranked[i][0].1);
-            let h = known(t)[k].0;
-            if load.get(&(t, k)).copied().unwrap_or(0) < here_cap(t, k)
-                && group_load.get(&h).copied().unwrap_or(0) < group_cap
-            {
-                chosen[i] = Some(take(i, k, &mut load, &mut group_load));
-            }
-        }
-        // The second round: the rest, those that lost their best home
-        // last, so that they take what is left and push nobody on.
-        let (kept, moved): (Vec<usize>, Vec<usize>) = (0..kind.len()).partition(|&i| !lost[i]);
-        for i in kept.into_iter().chain(moved) {
-            if chosen[i].is_some() || ranked[i].is_empty() {
-                continue;
-            }
-            let t = kind[i].1;
-            let open_here = |k: usize| load.get(&(t, k)).copied().unwrap_or(0) < here_cap(t, k);
-            let open_group = |k: usize| {
-                let h = known(t)[k].0;
-                group_load.get(&h).copied().unwrap_or(0) < group_cap
-            };
-            let k = ranked[i]
-                .iter()
-                .find(|r| open_here(r.1) && open_group(r.1))
-                .or_else(|| ranked[i].iter().find(|r| open_here(r.1)))
-                .unwrap_or(&ranked[i][0])
-                .1;
-            chosen[i] = Some(take(i, k, &mut load, &mut group_load));
-        }
-        for (i, k) in chosen.into_iter().enumerate() {
+        bounds.group_cap = ceil_cap(kind.len() as f64 / spines);
+        let chosen = homes_in_group(roles, keys, &kind, &mut bounds);
+        for (&(lid, _), k) in kind.iter().zip(chosen) {
             if let Some(k) = k {
-                home[kind[i].0.idx()] = 1 << k;
+                home[lid.idx()] = 1 << k;
             }
         }
+        bounds.clear(&kind);
     }
     home
 }
 
-/// Whether `lid` is a CA's (not a switch's own).
-fn is_ca(fabric: &Fabric, lid: Lid) -> bool {
-    fabric
-        .lid_owner(lid)
-        .is_some_and(|o| fabric.switch_id(o.node).is_none())
+/// The homes (indices into their switch's `Towards::known`) of one
+/// group's CA LIDs `kind`, in two rounds, so that a lost home moves
+/// little beyond its own LIDs: first every LID claims its best-scored
+/// home, the strongest claims (lowest scores) served first within both
+/// bounds; a LID whose best would be a switch the Dragonfly+ makes a home
+/// (a leaf's spine, a spine's leaf) that lost its cable keeps its claim on
+/// that one's group bound, as a ghost, so that no other LID takes its
+/// place and moves. Then the rest, those that lost their best home last,
+/// take their best-scored home still open.
+fn homes_in_group(
+    roles: &Roles,
+    keys: &[u64],
+    kind: &[(Lid, SwitchId)],
+    bounds: &mut Bounds,
+) -> Vec<Option<usize>> {
+    let rank = |u: f64, w: u64| neg_log2(u) / w as f64;
+    // Each LID's homes, best-scored first.
+    let ranked: Vec<Vec<(f64, usize)>> = kind
+        .iter()
+        .map(|&(lid, t)| {
+            let mut r: Vec<(f64, usize)> = bounds
+                .known(t)
+                .iter()
+                .enumerate()
+                .map(|(k, &(h, w))| (rank(unit(lid, keys[h.idx()]), w), k))
+                .collect();
+            r.sort_by(|a, b| a.0.total_cmp(&b.0));
+            r
+        })
+        .collect();
+    let ghost: Vec<Option<(f64, SwitchId)>> = kind
+        .iter()
+        .zip(&ranked)
+        .map(|(&(lid, t), r)| lost_best(roles, keys, bounds.known(t), lid, t, r))
+        .collect();
+    let claim = |i: usize| {
+        ghost[i].map_or_else(|| ranked[i].first().map_or(f64::INFINITY, |r| r.0), |g| g.0)
+    };
+    let mut first: Vec<usize> = (0..kind.len())
+        .filter(|&i| ghost[i].is_some() || !ranked[i].is_empty())
+        .collect();
+    first.sort_by(|&a, &b| claim(a).total_cmp(&claim(b)));
+    let mut chosen: Vec<Option<usize>> = vec![None; kind.len()];
+    for i in first {
+        if let Some((_, h)) = ghost[i] {
+            if bounds.open_group(h) {
+                bounds.group_load[h.idx()] += 1;
+            }
+            continue;
+        }
+        let (t, k) = (kind[i].1, ranked[i][0].1);
+        if bounds.open_here(t, k) && bounds.open_group(bounds.known(t)[k].0) {
+            bounds.take(t, k);
+            chosen[i] = Some(k);
+        }
+    }
+    // The second round: the rest, those that lost their best home last,
+    // so that they take what is left and push nobody on.
+    let (kept, moved): (Vec<usize>, Vec<usize>) =
+        (0..kind.len()).partition(|&i| ghost[i].is_none());
+    for i in kept.into_iter().chain(moved) {
+        if chosen[i].is_some() || ranked[i].is_empty() {
+            continue;
+        }
+        let t = kind[i].1;
+        let open_group = |k: usize| bounds.open_group(bounds.known(t)[k].0);
+        let k = ranked[i]
+            .iter()
+            .find(|r| bounds.open_here(t, r.1) && open_group(r.1))
+            .or_else(|| ranked[i].iter().find(|r| bounds.open_here(t, r.1)))
+            .unwrap_or(&ranked[i][0])
+            .1;
+        bounds.take(t, k);
+        chosen[i] = Some(k);
+    }
+    chosen
+}
+
+/// A ghost: the best-scored of the switches the Dragonfly+ would make a
+/// home of `lid` at `t` (a leaf's spines, a spine's leaves) where that one
+/// lost its cable and scores better than every home (`ranked`, best
+/// first).
+fn lost_best(
+    roles: &Roles,
+    keys: &[u64],
+    known: &[(SwitchId, u64)],
+    lid: Lid,
+    t: SwitchId,
+    ranked: &[(f64, usize)],
+) -> Option<(f64, SwitchId)> {
+    let best = ranked.first().map_or(f64::INFINITY, |r| r.0);
+    let plus = roles.plus;
+    let g = plus.group_of[t.idx()];
+    let peers = if plus.is_leaf[t.idx()] {
+        &plus.spines[g]
+    } else {
+        &plus.leaves[g]
+    };
+    peers
+        .iter()
+        .filter(|&&h| !known.iter().any(|k| k.0 == h))
+        .map(|&h| (neg_log2(unit(lid, keys[h.idx()])), h))
+        .filter(|&(score, _)| score < best)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// Switch `at.s`'s entries for the LIDs it delivers and for those whose
+/// candidates go up or down.
+fn up_and_down(fabric: &Fabric, lids: &Lids, home: &[u64], at: &AtSwitch, lft: &mut Lft) {
+    let mut count = vec![0u32; at.row.len()];
+    let mut entries: Vec<Entry> = Vec::new();
+    for group in &lids.by_group {
+        // CAs' LIDs and switches' own apart: the bounds count hosts'
+        // routes, which management LIDs would skew.
+        for hosts in [true, false] {
+            entries.clear();
+            for (lid, t) in lids.of_kind(group, hosts) {
+                if t == at.s {
+                    let delivery = fabric
+                        .lid_owner(lid)
+                        .map_or(NO_PATH, |o| fabric.delivery_port(o));
+                    lft.set(lid, delivery);
+                } else if !at.is_global(t) {
+                    entries.push((lid, t, home[lid.idx()]));
+                }
+            }
+            pick_group(&entries, at, &mut count, lft);
+        }
+    }
+}
+
+/// Demand per switch and CA LID: the hosts of every switch whose table
+/// sends the LID to it (a row only for switches some LID is sent to).
+/// Switches' own LIDs carry management traffic only; counting them would
+/// let a few LIDs that every leaf must send through one spine skew the
+/// deal.
+fn demand(fabric: &Fabric, lids: &Lids, lfts: &[Lft]) -> Vec<Vec<u32>> {
+    let graph = fabric.graph();
+    let ca: Vec<Lid> = lids
+        .by_group
+        .iter()
+        .flatten()
+        .map(|&(lid, _)| lid)
+        .filter(|lid| lids.is_ca[lid.idx()])
+        .collect();
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); graph.switch_count()];
+    for u in graph.ids() {
+        let weight = graph.hosts(u);
+        if weight == 0 {
+            continue;
+        }
+        for &lid in &ca {
+            if let Some(next) = graph.switch_behind(u, lfts[u.idx()].get(lid)) {
+                let row = &mut rows[next.idx()];
+                if row.len() < fabric.lft_len() {
+                    row.resize(fabric.lft_len(), 0);
+                }
+                row[lid.idx()] += weight;
+            }
+        }
+    }
+    rows
+}
+
+/// Spine `at.s`'s entries for the LIDs whose candidates are global
+/// cables, per destination group, by demand.
+fn global(lids: &Lids, demand: &[u32], at: &AtSwitch, lft: &mut Lft) {
+    let mut entries: Vec<(Lid, &[Candidate], u64)> = Vec::new();
+    for group in &lids.by_group {
+        entries.clear();
+        entries.extend(
+            group
+                .iter()
+                .filter(|&&(_, t)| t != at.s && at.is_global(t))
+                .map(|&(lid, t)| {
+                    let d = demand.get(lid.idx()).copied().unwrap_or(0);
+                    (lid, at.row[t.idx()], u64::from(d))
+                }),
+        );
+        deal(&entries, at, lft);
+    }
 }
 
 /// Every switch's table: per destination switch its candidates (on all
@@ -480,82 +779,25 @@ fn is_ca(fabric: &Fabric, lid: Lid) -> bool {
 /// on each spine.
 pub fn forwarding_tables(fabric: &Fabric, roles: &Roles) -> Vec<Lft> {
     let graph = fabric.graph();
+    let keys: Vec<u64> = graph
+        .ids()
+        .map(|s| mix(fabric.switch_node(s).guid))
+        .collect();
     let mut towards: Vec<Towards> = vec![Towards::default(); graph.switch_count()];
     crate::parallel::for_each_row(&mut towards, |t, row| {
-        *row = candidates(fabric, roles, SwitchId::new(t));
+        *row = candidates(fabric, roles, &keys, SwitchId::new(t));
     });
-    // LIDs by the group of the switch that delivers them.
-    let mut by_group: Vec<Vec<(Lid, SwitchId)>> = vec![Vec::new(); roles.groups()];
-    for (lid, _) in fabric.lids() {
-        if let Some(t) = fabric.lid_switch(lid) {
-            by_group[roles.group(t)].push((lid, t));
-        }
-    }
-    let home = assign_homes(fabric, roles, &by_group, &towards);
-    let is_ca = |lid: Lid| is_ca(fabric, lid);
-    let at = |t: SwitchId, s: SwitchId| towards[t.idx()].cands[s.idx()].as_slice();
-    let is_global = |t: SwitchId, s: SwitchId| at(t, s).first().is_some_and(|c| c.global);
-    let key = |s: SwitchId| mix(fabric.switch_node(s).guid);
+    let lids = Lids::new(fabric, roles);
+    let home = assign_homes(fabric, roles, &lids, &towards, &keys);
     let mut lfts = Routing::empty_lfts(fabric);
     crate::parallel::for_each_row(&mut lfts, |s, lft| {
-        let s = SwitchId::new(s);
-        for lids in &by_group {
-            // CAs' LIDs and switches' own apart: the bounds count hosts'
-            // routes, which management LIDs would skew.
-            for hosts in [true, false] {
-                let mut with: Vec<Entry> = Vec::new();
-                for &(lid, t) in lids.iter().filter(|&&(lid, _)| is_ca(lid) == hosts) {
-                    if t == s {
-                        lft.set(
-                            lid,
-                            fabric
-                                .lid_owner(lid)
-                                .map_or(NO_PATH, |o| fabric.delivery_port(o)),
-                        );
-                    } else if !is_global(t, s) {
-                        with.push((lid, at(t, s), home[lid.idx()]));
-                    }
-                }
-                for ((lid, _, _), port) in
-                    with.iter()
-                        .zip(pick_group(&with, key(s), graph.port_slots(s)))
-                {
-                    lft.set(*lid, port);
-                }
-            }
-        }
+        let at = AtSwitch::new(fabric, &towards, &keys, SwitchId::new(s));
+        up_and_down(fabric, &lids, &home, &at, lft);
     });
-    // Demand on each switch per CA LID: the hosts of every switch whose
-    // table sends the LID to it. (Switches' own LIDs carry management
-    // traffic only; counting them would let a few LIDs that every leaf
-    // must send through one spine skew the deal.)
-    let lid_list: Vec<(Lid, SwitchId)> = by_group
-        .iter()
-        .flatten()
-        .copied()
-        .filter(|&(lid, _)| is_ca(lid))
-        .collect();
-    let mut demand = vec![vec![0u64; fabric.lft_len()]; graph.switch_count()];
-    for u in graph.ids() {
-        let weight = u64::from(graph.hosts(u));
-        for &(lid, _) in &lid_list {
-            if let Some(next) = graph.switch_behind(u, lfts[u.idx()].get(lid)) {
-                demand[next.idx()][lid.idx()] += weight;
-            }
-        }
-    }
+    let demand = demand(fabric, &lids, &lfts);
     crate::parallel::for_each_row(&mut lfts, |s, lft| {
-        let s = SwitchId::new(s);
-        for lids in &by_group {
-            let global: Vec<(Lid, &[Candidate], u64)> = lids
-                .iter()
-                .filter(|&&(_, t)| t != s && is_global(t, s))
-                .map(|&(lid, t)| (lid, at(t, s), demand[s.idx()][lid.idx()]))
-                .collect();
-            for (lid, port) in deal(&global, key(s), graph.port_slots(s)) {
-                lft.set(lid, port);
-            }
-        }
+        let at = AtSwitch::new(fabric, &towards, &keys, SwitchId::new(s));
+        global(&lids, &demand[s], &at, lft);
     });
     lfts
 }
