@@ -31,7 +31,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::{backward, Class, Roles};
-use crate::fabric::{Cable, Fabric, Lid, PortNum, SwitchId};
+use crate::fabric::{Fabric, Lid, PortNum, SwitchId};
 use crate::rng::mix;
 use crate::routing::{Lft, Routing, NO_PATH};
 
@@ -82,38 +82,100 @@ impl Towards {
 /// How good a way to `t` is, compared in this order: whether it makes
 /// more backward turns than lanes have VLs (`super::lanes`), its hops,
 /// its backward turns, the class of its first cable (up, then down, then
-/// global).
-type Label = (bool, u16, u8, u8);
+/// global). Packed into the high bits of one number that orders as that
+/// tuple does, with the low 32 bits free for a switch: the search
+/// compares and stores labels tens of millions of times on a
+/// JUPITER-sized fabric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Label(u64);
 
-fn label(hops: u16, turns: u8, first: Class) -> Label {
-    (
-        turns >= super::lanes::LANE_VLS,
-        hops,
-        turns,
-        first.preference(),
-    )
+impl Label {
+    /// Not reached yet: above every label.
+    const NONE: Label = Label(u64::MAX);
+    /// The destination's own.
+    const START: Label = Label(0);
+
+    fn new(hops: u16, turns: u8, first: Class) -> Label {
+        let over = turns >= super::lanes::LANE_VLS;
+        Label(
+            (u64::from(over) << 63)
+                | (u64::from(hops) << 47)
+                | (u64::from(turns) << 39)
+                | (u64::from(first.preference()) << 32),
+        )
+    }
+
+    fn hops(self) -> u16 {
+        (self.0 >> 47) as u16
+    }
+
+    fn turns(self) -> u8 {
+        (self.0 >> 39) as u8
+    }
+
+    /// The label one cable of class `class` further, the switch it leads
+    /// to leaving by a cable of class `then`.
+    fn extended(self, class: Class, then: Class) -> Label {
+        let turns = self.turns().saturating_add(u8::from(backward(class, then)));
+        Label::new(self.hops() + 1, turns, class)
+    }
+
+    /// The heap's key: this label and `x`, ordered as the pair.
+    fn with(self, x: SwitchId) -> u64 {
+        self.0 | x.idx() as u64
+    }
 }
 
-/// A label and its switch as one number that orders as the pair does
-/// (the search's heap compares these a million times per destination).
-fn packed((over, hops, turns, first): Label, x: SwitchId) -> u64 {
-    (u64::from(over) << 63)
-        | (u64::from(hops) << 47)
-        | (u64::from(turns) << 39)
-        | (u64::from(first) << 32)
-        | x.idx() as u64
+/// A cable as the search reads it: where it leads, its port, and the
+/// classes of the channels both ways.
+#[derive(Clone, Copy, Debug)]
+struct Arc {
+    to: SwitchId,
+    port: PortNum,
+    /// From the cable's switch to `to`.
+    out: Class,
+    /// From `to` back.
+    back: Class,
+}
+
+/// Every switch's cables as `Arc`s, worked out once for all the searches.
+pub struct Arcs {
+    /// Switch `s`'s are `all[starts[s]..starts[s + 1]]`.
+    starts: Vec<usize>,
+    all: Vec<Arc>,
+}
+
+impl Arcs {
+    pub fn new(fabric: &Fabric, roles: &Roles) -> Self {
+        let graph = fabric.graph();
+        let mut starts = vec![0];
+        let mut all = Vec::new();
+        for x in graph.ids() {
+            all.extend(graph.cables(x).iter().map(|c| Arc {
+                to: c.to,
+                port: c.port,
+                out: roles.class(x, c.to),
+                back: roles.class(c.to, x),
+            }));
+            starts.push(all.len());
+        }
+        Arcs { starts, all }
+    }
+
+    fn of(&self, x: SwitchId) -> &[Arc] {
+        &self.all[self.starts[x.idx()]..self.starts[x.idx() + 1]]
+    }
 }
 
 /// The Dijkstra search of `candidates` towards one destination.
 struct Search<'a> {
-    fabric: &'a Fabric,
-    roles: &'a Roles<'a>,
+    arcs: &'a Arcs,
     /// Per switch, `mix` of its GUID.
     keys: &'a [u64],
     t: SwitchId,
     /// Per switch, the class of its best cables.
     first_out: Vec<Class>,
-    best: Vec<Option<Label>>,
+    best: Vec<Label>,
     settled: Vec<bool>,
     /// Per switch, the number of best paths from it.
     width: Vec<u64>,
@@ -128,36 +190,32 @@ struct Search<'a> {
 /// cables, which may only lead to settled switches; the turns a cable
 /// adds depend on the first cable of the switch it leads to, settled
 /// before.
-pub fn candidates(fabric: &Fabric, roles: &Roles, keys: &[u64], t: SwitchId) -> Towards {
-    let n = fabric.graph().switch_count();
+pub fn candidates(arcs: &Arcs, keys: &[u64], t: SwitchId) -> Towards {
+    let n = keys.len();
     let mut search = Search {
-        fabric,
-        roles,
+        arcs,
         keys,
         t,
         first_out: vec![Class::Terminal; n],
-        best: vec![None; n],
+        best: vec![Label::NONE; n],
         settled: vec![false; n],
         width: vec![0; n],
         reach: vec![0; n],
         heap: BinaryHeap::new(),
         out: Towards {
             span: vec![(0, 0); n],
-            all: Vec::new(),
+            all: Vec::with_capacity(arcs.all.len() / 2),
             homes: Vec::new(),
         },
     };
-    let start = (false, 0, 0, 0);
-    search.best[t.idx()] = Some(start);
+    search.best[t.idx()] = Label::START;
     search.width[t.idx()] = 1;
-    search.heap.push(Reverse(packed(start, t)));
+    search.heap.push(Reverse(Label::START.with(t)));
     let mut chosen = Vec::new();
     while let Some(Reverse(top)) = search.heap.pop() {
         let x = SwitchId::new((top & 0xffff_ffff) as usize);
-        let Some(lab) = search.best[x.idx()] else {
-            continue;
-        };
-        if search.settled[x.idx()] || packed(lab, x) != top {
+        let lab = search.best[x.idx()];
+        if search.settled[x.idx()] || lab.with(x) != top {
             continue;
         }
         search.settled[x.idx()] = true;
@@ -170,29 +228,16 @@ pub fn candidates(fabric: &Fabric, roles: &Roles, keys: &[u64], t: SwitchId) -> 
 }
 
 impl Search<'_> {
-    /// The label `x` gets through cable `c`, if `c` leads to a settled
-    /// switch.
-    fn via(&self, x: SwitchId, c: &Cable) -> Option<Label> {
-        let class = self.roles.class(x, c.to);
-        let (_, hops, turns, _) = self.best[c.to.idx()]?;
-        let turns = turns + u8::from(backward(class, self.first_out[c.to.idx()]));
-        Some(label(hops + 1, turns, class))
-    }
-
     /// `x`'s candidates: every cable to a settled switch that gives it
     /// its label `lab`.
-    fn settle(&mut self, x: SwitchId, lab: Label, chosen: &mut Vec<(PortNum, SwitchId)>) {
+    fn settle(&mut self, x: SwitchId, lab: Label, chosen: &mut Vec<Arc>) {
         let t = self.t;
         chosen.clear();
-        chosen.extend(
-            self.fabric
-                .graph()
-                .cables(x)
-                .iter()
-                .filter(|c| self.settled[c.to.idx()] && c.to != x && self.via(x, c) == Some(lab))
-                .map(|c| (c.port, c.to)),
-        );
-        let direct = chosen.iter().filter(|c| c.1 == t).count() as u64;
+        chosen.extend(self.arcs.of(x).iter().filter(|a| {
+            self.settled[a.to.idx()]
+                && self.best[a.to.idx()].extended(a.out, self.first_out[a.to.idx()]) == lab
+        }));
+        let direct = chosen.iter().filter(|a| a.to == t).count() as u64;
         if direct > 0 {
             if self.out.homes.len() < 64 {
                 self.reach[x.idx()] = 1 << self.out.homes.len();
@@ -200,8 +245,9 @@ impl Search<'_> {
             self.out.homes.push((x, direct));
         }
         let start = self.out.all.len() as u32;
-        for (i, &(port, to)) in chosen.iter().enumerate() {
-            let bundle = chosen[..i].iter().filter(|c| c.1 == to).count() as u64;
+        for (i, a) in chosen.iter().enumerate() {
+            let to = a.to;
+            let bundle = chosen[..i].iter().filter(|b| b.to == to).count() as u64;
             let reaches = if to == t {
                 self.reach[x.idx()]
             } else {
@@ -210,36 +256,32 @@ impl Search<'_> {
             if to != t {
                 self.reach[x.idx()] |= self.reach[to.idx()];
             }
-            let class = self.roles.class(x, to);
             self.out.all.push(Candidate {
-                port,
+                port: a.port,
                 weight: self.width[to.idx()],
                 key: self.keys[to.idx()].wrapping_add(bundle),
-                global: class == Class::Global,
+                global: a.out == Class::Global,
                 reaches,
             });
             self.width[x.idx()] = self.width[x.idx()].saturating_add(self.width[to.idx()]);
-            self.first_out[x.idx()] = class;
+            // All of one class: it is part of their label.
+            self.first_out[x.idx()] = a.out;
         }
         self.out.span[x.idx()] = (start, chosen.len() as u32);
     }
 
     /// Offers the unsettled neighbours of `x` a way through it.
-    fn relax(&mut self, x: SwitchId, (_, hops, turns, _): Label) {
-        for c in self.fabric.graph().cables(x) {
-            let s = c.to;
-            if self.settled[s.idx()] || s == x {
+    fn relax(&mut self, x: SwitchId, lab: Label) {
+        let then = self.first_out[x.idx()];
+        for a in self.arcs.of(x) {
+            let s = a.to;
+            if self.settled[s.idx()] {
                 continue;
             }
-            let class = self.roles.class(s, x);
-            let cand = label(
-                hops + 1,
-                turns + u8::from(backward(class, self.first_out[x.idx()])),
-                class,
-            );
-            if self.best[s.idx()].is_none_or(|b| cand < b) {
-                self.best[s.idx()] = Some(cand);
-                self.heap.push(Reverse(packed(cand, s)));
+            let cand = lab.extended(a.back, then);
+            if cand < self.best[s.idx()] {
+                self.best[s.idx()] = cand;
+                self.heap.push(Reverse(cand.with(s)));
             }
         }
     }
@@ -302,36 +344,43 @@ fn homeward(c: &Candidate, home: u64) -> bool {
 type Entry = (Lid, SwitchId, u64);
 
 /// Each destination switch of `entries` once, in order of first
-/// appearance, with its number of entries; `count` (per switch, all
-/// zero) is left as found.
-fn per_destination(entries: &[Entry], count: &mut [u32]) -> Vec<(SwitchId, u32)> {
-    let mut dests = Vec::new();
+/// appearance, with its number of entries; `slot` (per switch, all
+/// `u32::MAX`) gets each one's place in that list, to be given back with
+/// `release`.
+fn per_destination(entries: &[Entry], slot: &mut [u32]) -> Vec<(SwitchId, u32)> {
+    let mut dests: Vec<(SwitchId, u32)> = Vec::new();
     for &(_, t, _) in entries {
-        if count[t.idx()] == 0 {
+        let d = &mut slot[t.idx()];
+        if *d == u32::MAX {
+            *d = dests.len() as u32;
             dests.push((t, 0));
         }
-        count[t.idx()] += 1;
-    }
-    for d in &mut dests {
-        d.1 = std::mem::take(&mut count[d.0.idx()]);
+        dests[*d as usize].1 += 1;
     }
     dests
+}
+
+/// `slot` as `per_destination` found it.
+fn release(dests: &[(SwitchId, u32)], slot: &mut [u32]) {
+    for &(t, _) in dests {
+        slot[t.idx()] = u32::MAX;
+    }
 }
 
 /// Per port, the cap of `pick_group`: each port's share of the LIDs by
 /// its largest weight, but at most one above its share of the LIDs that
 /// may take it. LIDs of one destination switch have the same candidates,
-/// so their shares are counted per destination switch.
-fn caps(entries: &[Entry], row: &[&[Candidate]], count: &mut [u32], ports: usize) -> Vec<u32> {
+/// so their shares are counted per destination switch (`dests`).
+fn caps(lids: usize, dests: &[(SwitchId, u32)], row: &[&[Candidate]], ports: usize) -> Vec<u32> {
     let mut weight = vec![0u64; ports];
     let mut share = vec![0f64; ports];
-    for (t, lids) in per_destination(entries, count) {
+    for &(t, count) in dests {
         let cands = row[t.idx()];
         let total: u64 = cands.iter().map(|c| c.weight.max(1)).sum();
         for c in cands {
             let p = c.port.idx();
             weight[p] = weight[p].max(c.weight.max(1));
-            share[p] += f64::from(lids) * (c.weight.max(1) as f64 / total as f64);
+            share[p] += f64::from(count) * (c.weight.max(1) as f64 / total as f64);
         }
     }
     let total = weight.iter().sum::<u64>().max(1) as f64;
@@ -339,12 +388,61 @@ fn caps(entries: &[Entry], row: &[&[Candidate]], count: &mut [u32], ports: usize
         .iter()
         .zip(&share)
         .map(|(&w, &s)| {
-            let even = (entries.len() as f64 * w as f64 / total - 1e-9)
-                .ceil()
-                .max(0.0) as u32;
+            let even = (lids as f64 * w as f64 / total - 1e-9).ceil().max(0.0) as u32;
             even.min((s - 1e-9).ceil().max(0.0) as u32 + 1)
         })
         .collect()
+}
+
+/// Per destination switch of a pick and home bit, which of its candidates
+/// lead towards that home: on a Dragonfly+ one (a leaf's spine with the
+/// cable to the home spine), so a LID need not look at the others.
+struct Homeward {
+    /// Per destination (as `per_destination` lists them), its slots in
+    /// `only`: one per home bit up to its highest.
+    slots: Vec<(usize, usize)>,
+    /// The index of the only candidate towards a home, or `NONE` or `MANY`.
+    only: Vec<u16>,
+}
+
+/// No candidate leads towards the home.
+const NONE: u16 = u16::MAX;
+/// More than one does.
+const MANY: u16 = u16::MAX - 1;
+
+impl Homeward {
+    fn new(dests: &[(SwitchId, u32)], row: &[&[Candidate]]) -> Self {
+        let mut slots = Vec::with_capacity(dests.len());
+        let mut only = Vec::new();
+        for &(t, _) in dests {
+            let cands = row[t.idx()];
+            let bits = cands.iter().fold(0u64, |a, c| a | c.reaches);
+            let base = only.len();
+            let len = (64 - bits.leading_zeros()) as usize;
+            slots.push((base, len));
+            only.resize(base + len, NONE);
+            for (i, c) in cands.iter().enumerate() {
+                let mut b = c.reaches;
+                while b != 0 {
+                    let slot = &mut only[base + b.trailing_zeros() as usize];
+                    *slot = if *slot == NONE { i as u16 } else { MANY };
+                    b &= b - 1;
+                }
+            }
+        }
+        Homeward { slots, only }
+    }
+
+    /// For the LIDs of destination `d` with home bit `home` (0: none).
+    fn of(&self, d: usize, home: u64) -> u16 {
+        let (base, len) = self.slots[d];
+        let k = home.trailing_zeros() as usize;
+        if home == 0 || k >= len {
+            NONE
+        } else {
+            self.only[base + k]
+        }
+    }
 }
 
 /// What one switch's picks read: its candidates towards every
@@ -388,32 +486,42 @@ impl<'a> AtSwitch<'a> {
 /// loads keep the spread even where a group has few LIDs; rendezvous
 /// order keeps a lost candidate from moving more than its own LIDs and
 /// the few its share pushes on.
-fn pick_group(entries: &[Entry], at: &AtSwitch, count: &mut [u32], lft: &mut Lft) {
+fn pick_group(entries: &[Entry], at: &AtSwitch, slot: &mut [u32], lft: &mut Lft) {
     if entries.is_empty() {
         return;
     }
-    let cap = caps(entries, &at.row, count, at.ports);
+    let dests = per_destination(entries, slot);
+    let cap = caps(entries.len(), &dests, &at.row, at.ports);
+    let homeward_of = Homeward::new(&dests, &at.row);
     let mut load = vec![0u32; at.ports];
     for &(lid, t, home) in entries {
         let cands = at.row[t.idx()];
         let open = |p: PortNum| load[p.idx()] < cap[p.idx()];
-        let (lid_key, key) = (lid, at.own_key);
-        let pick = best_scored(
-            cands.iter().filter(|c| homeward(c, home) && open(c.port)),
-            lid_key,
-            key,
-        )
-        .or_else(|| best_scored(cands.iter().filter(|c| open(c.port)), lid_key, key))
-        .or_else(|| best_scored(cands.iter(), lid_key, key))
-        .map(|c| c.port);
+        let key = at.own_key;
+        let pick = match cands {
+            // Whether open or not, the one there is.
+            [only] => Some(only),
+            _ => match homeward_of.of(slot[t.idx()] as usize, home) {
+                NONE => None,
+                MANY => best_scored(
+                    cands.iter().filter(|c| homeward(c, home) && open(c.port)),
+                    lid,
+                    key,
+                ),
+                i => cands.get(usize::from(i)).filter(|c| open(c.port)),
+            }
+            .or_else(|| best_scored(cands.iter().filter(|c| open(c.port)), lid, key))
+            .or_else(|| best_scored(cands.iter(), lid, key)),
+        };
         match pick {
-            Some(port) => {
-                load[port.idx()] += 1;
-                lft.set(lid, port);
+            Some(c) => {
+                load[c.port.idx()] += 1;
+                lft.set(lid, c.port);
             }
             None => lft.set(lid, NO_PATH),
         }
     }
+    release(&dests, slot);
 }
 
 /// A spine's picks among its global cables for `lids`, each with its
@@ -439,21 +547,22 @@ fn deal(lids: &[(Lid, &[Candidate], u64)], at: &AtSwitch, lft: &mut Lft) {
         .collect();
     let mut carried = vec![0u64; at.ports];
     for &(lid, cands, demand) in lids {
-        let within = best_scored(
-            cands
-                .iter()
-                .filter(|c| carried[c.port.idx()] + demand <= cap[c.port.idx()]),
-            lid,
-            at.own_key,
-        );
-        let Some(port) = within
-            .or_else(|| cands.iter().min_by_key(|c| carried[c.port.idx()]))
-            .map(|c| c.port)
-        else {
-            continue;
+        let pick = match cands {
+            // Within its cap or not, the one there is.
+            [only] => Some(only),
+            _ => best_scored(
+                cands
+                    .iter()
+                    .filter(|c| carried[c.port.idx()] + demand <= cap[c.port.idx()]),
+                lid,
+                at.own_key,
+            )
+            .or_else(|| cands.iter().min_by_key(|c| carried[c.port.idx()])),
         };
-        carried[port.idx()] += demand;
-        lft.set(lid, port);
+        if let Some(c) = pick {
+            carried[c.port.idx()] += demand;
+            lft.set(lid, c.port);
+        }
     }
 }
 
@@ -699,7 +808,7 @@ fn lost_best(
 /// Switch `at.s`'s entries for the LIDs it delivers and for those whose
 /// candidates go up or down.
 fn up_and_down(fabric: &Fabric, lids: &Lids, home: &[u64], at: &AtSwitch, lft: &mut Lft) {
-    let mut count = vec![0u32; at.row.len()];
+    let mut slot = vec![u32::MAX; at.row.len()];
     let mut entries: Vec<Entry> = Vec::new();
     for group in &lids.by_group {
         // CAs' LIDs and switches' own apart: the bounds count hosts'
@@ -716,7 +825,7 @@ fn up_and_down(fabric: &Fabric, lids: &Lids, home: &[u64], at: &AtSwitch, lft: &
                     entries.push((lid, t, home[lid.idx()]));
                 }
             }
-            pick_group(&entries, at, &mut count, lft);
+            pick_group(&entries, at, &mut slot, lft);
         }
     }
 }
@@ -757,6 +866,14 @@ fn demand(fabric: &Fabric, lids: &Lids, lfts: &[Lft]) -> Vec<Vec<u32>> {
 /// Spine `at.s`'s entries for the LIDs whose candidates are global
 /// cables, per destination group, by demand.
 fn global(lids: &Lids, demand: &[u32], at: &AtSwitch, lft: &mut Lft) {
+    if !at
+        .row
+        .iter()
+        .any(|cands| cands.first().is_some_and(|c| c.global))
+    {
+        // A leaf: no global cable.
+        return;
+    }
     let mut entries: Vec<(Lid, &[Candidate], u64)> = Vec::new();
     for group in &lids.by_group {
         entries.clear();
@@ -784,8 +901,9 @@ pub fn forwarding_tables(fabric: &Fabric, roles: &Roles) -> Vec<Lft> {
         .map(|s| mix(fabric.switch_node(s).guid))
         .collect();
     let mut towards: Vec<Towards> = vec![Towards::default(); graph.switch_count()];
+    let arcs = Arcs::new(fabric, roles);
     crate::parallel::for_each_row(&mut towards, |t, row| {
-        *row = candidates(fabric, roles, &keys, SwitchId::new(t));
+        *row = candidates(&arcs, &keys, SwitchId::new(t));
     });
     let lids = Lids::new(fabric, roles);
     let home = assign_homes(fabric, roles, &lids, &towards, &keys);
