@@ -167,6 +167,19 @@ impl Arcs {
     }
 }
 
+/// Every class, in the order of `slot`.
+const CLASSES: [Class; 4] = [Class::Terminal, Class::Up, Class::Global, Class::Down];
+
+/// A class's place in `CLASSES`.
+fn slot(class: Class) -> usize {
+    match class {
+        Class::Terminal => 0,
+        Class::Up => 1,
+        Class::Global => 2,
+        Class::Down => 3,
+    }
+}
+
 /// The Dijkstra search of `candidates` towards one destination.
 struct Search<'a> {
     arcs: &'a Arcs,
@@ -177,6 +190,11 @@ struct Search<'a> {
     first_out: Vec<Class>,
     best: Vec<Label>,
     settled: Vec<bool>,
+    /// Per settled switch and class of a cable towards it, the label that
+    /// cable gives (`Label::NONE` until it is settled): a switch's
+    /// candidates and its neighbours' offers are then read, not worked
+    /// out again for every cable.
+    offers: Vec<[Label; 4]>,
     /// Per switch, the number of best paths from it.
     width: Vec<u64>,
     /// Per switch, the homes its best paths can enter `t` from.
@@ -199,6 +217,7 @@ pub fn candidates(arcs: &Arcs, keys: &[u64], t: SwitchId) -> Towards {
         first_out: vec![Class::Terminal; n],
         best: vec![Label::NONE; n],
         settled: vec![false; n],
+        offers: vec![[Label::NONE; 4]; n],
         width: vec![0; n],
         reach: vec![0; n],
         heap: BinaryHeap::new(),
@@ -233,10 +252,12 @@ impl Search<'_> {
     fn settle(&mut self, x: SwitchId, lab: Label, chosen: &mut Vec<Arc>) {
         let t = self.t;
         chosen.clear();
-        chosen.extend(self.arcs.of(x).iter().filter(|a| {
-            self.settled[a.to.idx()]
-                && self.best[a.to.idx()].extended(a.out, self.first_out[a.to.idx()]) == lab
-        }));
+        chosen.extend(
+            self.arcs
+                .of(x)
+                .iter()
+                .filter(|a| self.offers[a.to.idx()][slot(a.out)] == lab),
+        );
         let direct = chosen.iter().filter(|a| a.to == t).count() as u64;
         if direct > 0 {
             if self.out.homes.len() < 64 {
@@ -273,12 +294,14 @@ impl Search<'_> {
     /// Offers the unsettled neighbours of `x` a way through it.
     fn relax(&mut self, x: SwitchId, lab: Label) {
         let then = self.first_out[x.idx()];
+        let offer = CLASSES.map(|class| lab.extended(class, then));
+        self.offers[x.idx()] = offer;
         for a in self.arcs.of(x) {
             let s = a.to;
             if self.settled[s.idx()] {
                 continue;
             }
-            let cand = lab.extended(a.back, then);
+            let cand = offer[slot(a.back)];
             if cand < self.best[s.idx()] {
                 self.best[s.idx()] = cand;
                 self.heap.push(Reverse(cand.with(s)));
@@ -339,67 +362,126 @@ fn homeward(c: &Candidate, home: u64) -> bool {
     c.reaches & home != 0
 }
 
-/// A LID to place at one switch: the switch that delivers it and its
-/// home bit.
-type Entry = (Lid, SwitchId, u64);
+/// The LIDs of one kind (CAs', or switches' own) of one destination
+/// group: in LID order, each with the place of its switch in `dests`, and
+/// each of those switches once, in order of first appearance, with its
+/// number of LIDs. The same for every switch whose table is filled, so
+/// worked out once; LIDs of one destination switch share their
+/// candidates, so a switch's bounds are counted per destination.
+struct Kind {
+    lids: Vec<(Lid, u32)>,
+    dests: Vec<(SwitchId, u32)>,
+}
 
-/// Each destination switch of `entries` once, in order of first
-/// appearance, with its number of entries; `slot` (per switch, all
-/// `u32::MAX`) gets each one's place in that list, to be given back with
-/// `release`.
-fn per_destination(entries: &[Entry], slot: &mut [u32]) -> Vec<(SwitchId, u32)> {
-    let mut dests: Vec<(SwitchId, u32)> = Vec::new();
-    for &(_, t, _) in entries {
-        let d = &mut slot[t.idx()];
-        if *d == u32::MAX {
-            *d = dests.len() as u32;
-            dests.push((t, 0));
+impl Kind {
+    /// `slot`: per switch, all `u32::MAX`, and left so.
+    fn new(lids: impl Iterator<Item = (Lid, SwitchId)>, slot: &mut [u32]) -> Kind {
+        let mut kind = Kind {
+            lids: Vec::new(),
+            dests: Vec::new(),
+        };
+        for (lid, t) in lids {
+            let d = &mut slot[t.idx()];
+            if *d == u32::MAX {
+                *d = kind.dests.len() as u32;
+                kind.dests.push((t, 0));
+            }
+            kind.dests[*d as usize].1 += 1;
+            kind.lids.push((lid, *d));
         }
-        dests[*d as usize].1 += 1;
+        for &(t, _) in &kind.dests {
+            slot[t.idx()] = u32::MAX;
+        }
+        kind
     }
-    dests
+
+    /// The LIDs with their switches, in LID order.
+    fn with_switches(&self) -> impl Iterator<Item = (Lid, SwitchId)> + '_ {
+        self.lids
+            .iter()
+            .map(|&(lid, d)| (lid, self.dests[d as usize].0))
+    }
 }
 
-/// `slot` as `per_destination` found it.
-fn release(dests: &[(SwitchId, u32)], slot: &mut [u32]) {
-    for &(t, _) in dests {
-        slot[t.idx()] = u32::MAX;
-    }
+/// Per port of one switch, the bounds of the pick under way (`pick_kind`):
+/// kept from pick to pick and cleared only where the last one left
+/// something, as a pick touches a handful of a switch's ports.
+struct PortBounds {
+    /// The largest weight of a candidate on the port.
+    weight: Vec<u64>,
+    /// The port's share of the LIDs that may take it.
+    share: Vec<f64>,
+    cap: Vec<u32>,
+    load: Vec<u32>,
+    touched: Vec<usize>,
 }
 
-/// Per port, the cap of `pick_group`: each port's share of the LIDs by
-/// its largest weight, but at most one above its share of the LIDs that
-/// may take it. LIDs of one destination switch have the same candidates,
-/// so their shares are counted per destination switch (`dests`).
-fn caps(lids: usize, dests: &[(SwitchId, u32)], row: &[&[Candidate]], ports: usize) -> Vec<u32> {
-    let mut weight = vec![0u64; ports];
-    let mut share = vec![0f64; ports];
-    for &(t, count) in dests {
-        let cands = row[t.idx()];
-        let total: u64 = cands.iter().map(|c| c.weight.max(1)).sum();
-        for c in cands {
-            let p = c.port.idx();
-            weight[p] = weight[p].max(c.weight.max(1));
-            share[p] += f64::from(count) * (c.weight.max(1) as f64 / total as f64);
+impl PortBounds {
+    fn new(ports: usize) -> Self {
+        PortBounds {
+            weight: vec![0; ports],
+            share: vec![0.0; ports],
+            cap: vec![0; ports],
+            load: vec![0; ports],
+            touched: Vec::new(),
         }
     }
-    let total = weight.iter().sum::<u64>().max(1) as f64;
-    weight
-        .iter()
-        .zip(&share)
-        .map(|(&w, &s)| {
-            let even = (lids as f64 * w as f64 / total - 1e-9).ceil().max(0.0) as u32;
-            even.min((s - 1e-9).ceil().max(0.0) as u32 + 1)
-        })
-        .collect()
+
+    /// The caps for `lids` LIDs of destinations `dests` (each with its
+    /// number of LIDs): each port's share of the LIDs by its largest
+    /// weight, but at most one above its share of the LIDs that may take
+    /// it.
+    fn set(
+        &mut self,
+        lids: usize,
+        dests: impl Iterator<Item = (SwitchId, u32)>,
+        row: &[&[Candidate]],
+    ) {
+        for p in self.touched.drain(..) {
+            (self.weight[p], self.share[p], self.cap[p], self.load[p]) = (0, 0.0, 0, 0);
+        }
+        for (t, count) in dests {
+            let cands = row[t.idx()];
+            let total: u64 = cands.iter().map(|c| c.weight.max(1)).sum();
+            for c in cands {
+                let p = c.port.idx();
+                if self.weight[p] == 0 {
+                    self.touched.push(p);
+                }
+                self.weight[p] = self.weight[p].max(c.weight.max(1));
+                self.share[p] += f64::from(count) * (c.weight.max(1) as f64 / total as f64);
+            }
+        }
+        let total = self
+            .touched
+            .iter()
+            .map(|&p| self.weight[p])
+            .sum::<u64>()
+            .max(1) as f64;
+        for &p in &self.touched {
+            let even = (lids as f64 * self.weight[p] as f64 / total - 1e-9)
+                .ceil()
+                .max(0.0) as u32;
+            self.cap[p] = even.min((self.share[p] - 1e-9).ceil().max(0.0) as u32 + 1);
+        }
+    }
+
+    fn open(&self, p: PortNum) -> bool {
+        self.load[p.idx()] < self.cap[p.idx()]
+    }
+
+    fn take(&mut self, p: PortNum) {
+        self.load[p.idx()] += 1;
+    }
 }
 
-/// Per destination switch of a pick and home bit, which of its candidates
-/// lead towards that home: on a Dragonfly+ one (a leaf's spine with the
-/// cable to the home spine), so a LID need not look at the others.
+/// Per destination of a pick and home bit, which of its candidates lead
+/// towards that home: on a Dragonfly+ one (a leaf's spine with the cable
+/// to the home spine), so a LID need not look at the others.
+#[derive(Default)]
 struct Homeward {
-    /// Per destination (as `per_destination` lists them), its slots in
-    /// `only`: one per home bit up to its highest.
+    /// Per destination (as `Kind::dests` lists them), its slots in `only`:
+    /// one per home bit up to its highest.
     slots: Vec<(usize, usize)>,
     /// The index of the only candidate towards a home, or `NONE` or `MANY`.
     only: Vec<u16>,
@@ -411,26 +493,26 @@ const NONE: u16 = u16::MAX;
 const MANY: u16 = u16::MAX - 1;
 
 impl Homeward {
-    fn new(dests: &[(SwitchId, u32)], row: &[&[Candidate]]) -> Self {
-        let mut slots = Vec::with_capacity(dests.len());
-        let mut only = Vec::new();
-        for &(t, _) in dests {
+    /// For `dests`, those with `picked` set.
+    fn set(&mut self, dests: &[(SwitchId, u32)], picked: &[bool], row: &[&[Candidate]]) {
+        self.slots.clear();
+        self.only.clear();
+        for (&(t, _), _) in dests.iter().zip(picked) {
             let cands = row[t.idx()];
             let bits = cands.iter().fold(0u64, |a, c| a | c.reaches);
-            let base = only.len();
+            let base = self.only.len();
             let len = (64 - bits.leading_zeros()) as usize;
-            slots.push((base, len));
-            only.resize(base + len, NONE);
+            self.slots.push((base, len));
+            self.only.resize(base + len, NONE);
             for (i, c) in cands.iter().enumerate() {
                 let mut b = c.reaches;
                 while b != 0 {
-                    let slot = &mut only[base + b.trailing_zeros() as usize];
+                    let slot = &mut self.only[base + b.trailing_zeros() as usize];
                     *slot = if *slot == NONE { i as u16 } else { MANY };
                     b &= b - 1;
                 }
             }
         }
-        Homeward { slots, only }
     }
 
     /// For the LIDs of destination `d` with home bit `home` (0: none).
@@ -471,57 +553,118 @@ impl<'a> AtSwitch<'a> {
     }
 }
 
-/// One switch's picks for one kind of LIDs (CAs', or switches' own) of one
-/// destination group whose candidates go up or down (global ones are
-/// `deal`t once these are known), into `lft`: every LID takes its
-/// best-scored candidate towards its home (`assign_homes`) whose port has
-/// not yet had its share, else its best-scored one that has not, else its
-/// best-scored one. A port's share is the LIDs' count times its weight
-/// over the sum of the ports' weights (each port's largest weight, the
-/// number of equal paths behind it), counted over the ports rather than
-/// per LID, so that a failure that takes a port from some LIDs'
-/// candidates leaves the others' shares, and so their picks, alone — but
-/// never more than one above the port's share of the LIDs that may take
-/// it (a detour port few LIDs can use is not filled with them). Bounded
-/// loads keep the spread even where a group has few LIDs; rendezvous
-/// order keeps a lost candidate from moving more than its own LIDs and
-/// the few its share pushes on.
-fn pick_group(entries: &[Entry], at: &AtSwitch, slot: &mut [u32], lft: &mut Lft) {
-    if entries.is_empty() {
+/// What a switch's picks reuse from one kind of LIDs to the next.
+struct Scratch {
+    /// Per destination of the kind, whether this switch picks for it.
+    picked: Vec<bool>,
+    bounds: PortBounds,
+    homeward: Homeward,
+}
+
+/// One switch's picks for one kind of LIDs of one destination group
+/// whose candidates go up or down (global ones are `deal`t once these are
+/// known), into `lft`, and the entries of the LIDs it delivers: every LID
+/// takes its best-scored candidate towards its home (`assign_homes`)
+/// whose port has not yet had its share, else its best-scored one that
+/// has not, else its best-scored one. A port's share is the LIDs' count
+/// times its weight over the sum of the ports' weights (each port's
+/// largest weight, the number of equal paths behind it), counted over
+/// the ports rather than per LID, so that a failure that takes a port
+/// from some LIDs' candidates leaves the others' shares, and so their
+/// picks, alone — but never more than one above the port's share of the
+/// LIDs that may take it (a detour port few LIDs can use is not filled
+/// with them). Bounded loads keep the spread even where a group has few
+/// LIDs; rendezvous order keeps a lost candidate from moving more than
+/// its own LIDs and the few its share pushes on.
+fn pick_kind(
+    fabric: &Fabric,
+    kind: &Kind,
+    home: &[u64],
+    at: &AtSwitch,
+    scratch: &mut Scratch,
+    lft: &mut Lft,
+) {
+    let Scratch {
+        picked,
+        bounds,
+        homeward,
+    } = scratch;
+    picked.clear();
+    picked.extend(
+        kind.dests
+            .iter()
+            .map(|&(t, _)| t != at.s && !at.is_global(t)),
+    );
+    let chosen = || {
+        kind.dests
+            .iter()
+            .zip(picked.iter())
+            .filter(|d| *d.1)
+            .map(|d| *d.0)
+    };
+    let lids: usize = chosen().map(|(_, count)| count as usize).sum();
+    let delivers = kind.dests.iter().any(|&(t, _)| t == at.s);
+    if lids == 0 && !delivers {
         return;
     }
-    let dests = per_destination(entries, slot);
-    let cap = caps(entries.len(), &dests, &at.row, at.ports);
-    let homeward_of = Homeward::new(&dests, &at.row);
-    let mut load = vec![0u32; at.ports];
-    for &(lid, t, home) in entries {
-        let cands = at.row[t.idx()];
-        let open = |p: PortNum| load[p.idx()] < cap[p.idx()];
-        let key = at.own_key;
-        let pick = match cands {
-            // Whether open or not, the one there is.
-            [only] => Some(only),
-            _ => match homeward_of.of(slot[t.idx()] as usize, home) {
-                NONE => None,
-                MANY => best_scored(
-                    cands.iter().filter(|c| homeward(c, home) && open(c.port)),
-                    lid,
-                    key,
-                ),
-                i => cands.get(usize::from(i)).filter(|c| open(c.port)),
+    bounds.set(lids, chosen(), &at.row);
+    homeward.set(&kind.dests, picked, &at.row);
+    for &(lid, d) in &kind.lids {
+        let d = d as usize;
+        let t = kind.dests[d].0;
+        if t == at.s {
+            let delivery = fabric
+                .lid_owner(lid)
+                .map_or(NO_PATH, |o| fabric.delivery_port(o));
+            lft.set(lid, delivery);
+        } else if picked[d] {
+            let only = homeward.of(d, home[lid.idx()]);
+            let pick = pick(
+                at.row[t.idx()],
+                lid,
+                home[lid.idx()],
+                only,
+                bounds,
+                at.own_key,
+            );
+            match pick {
+                Some(port) => {
+                    bounds.take(port);
+                    lft.set(lid, port);
+                }
+                None => lft.set(lid, NO_PATH),
             }
-            .or_else(|| best_scored(cands.iter().filter(|c| open(c.port)), lid, key))
-            .or_else(|| best_scored(cands.iter(), lid, key)),
-        };
-        match pick {
-            Some(c) => {
-                load[c.port.idx()] += 1;
-                lft.set(lid, c.port);
-            }
-            None => lft.set(lid, NO_PATH),
         }
     }
-    release(&dests, slot);
+}
+
+/// The candidate of `cands` a LID with home bit `home` takes (`pick_kind`),
+/// `only` the one towards its home (`Homeward::of`).
+fn pick(
+    cands: &[Candidate],
+    lid: Lid,
+    home: u64,
+    only: u16,
+    bounds: &PortBounds,
+    key: u64,
+) -> Option<PortNum> {
+    let open = |c: &&Candidate| bounds.open(c.port);
+    let pick = match cands {
+        // Whether open or not, the one there is.
+        [one] => Some(one),
+        _ => match only {
+            NONE => None,
+            MANY => best_scored(
+                cands.iter().filter(|c| homeward(c, home)).filter(open),
+                lid,
+                key,
+            ),
+            i => cands.get(usize::from(i)).filter(open),
+        }
+        .or_else(|| best_scored(cands.iter().filter(open), lid, key))
+        .or_else(|| best_scored(cands.iter(), lid, key)),
+    };
+    pick.map(|c| c.port)
 }
 
 /// A spine's picks among its global cables for `lids`, each with its
@@ -566,10 +709,18 @@ fn deal(lids: &[(Lid, &[Candidate], u64)], at: &AtSwitch, lft: &mut Lft) {
     }
 }
 
-/// The fabric's LIDs by the group of the switch that delivers them, in
-/// LID order, and which of them are CAs' (not switches' own).
+/// One destination group's LIDs: all in LID order, and by kind.
+struct Group {
+    all: Vec<(Lid, SwitchId)>,
+    /// CAs' LIDs.
+    hosts: Kind,
+    /// Switches' own LIDs.
+    own: Kind,
+}
+
+/// The fabric's LIDs by the group of the switch that delivers them.
 struct Lids {
-    by_group: Vec<Vec<(Lid, SwitchId)>>,
+    groups: Vec<Group>,
     is_ca: Vec<bool>,
 }
 
@@ -583,19 +734,24 @@ impl Lids {
                 by_group[roles.group(t)].push((lid, t));
             }
         }
-        Lids { by_group, is_ca }
-    }
-
-    /// A group's LIDs of one kind (CAs' or switches' own), in LID order.
-    fn of_kind<'a>(
-        &'a self,
-        group: &'a [(Lid, SwitchId)],
-        ca: bool,
-    ) -> impl Iterator<Item = (Lid, SwitchId)> + 'a {
-        group
-            .iter()
-            .copied()
-            .filter(move |&(lid, _)| self.is_ca[lid.idx()] == ca)
+        let mut slot = vec![u32::MAX; fabric.graph().switch_count()];
+        let is_ca_ref = &is_ca;
+        let groups = by_group
+            .into_iter()
+            .map(|all| {
+                let of_kind = |ca: bool| {
+                    all.iter()
+                        .copied()
+                        .filter(move |&(lid, _)| is_ca_ref[lid.idx()] == ca)
+                };
+                Group {
+                    hosts: Kind::new(of_kind(true), &mut slot),
+                    own: Kind::new(of_kind(false), &mut slot),
+                    all,
+                }
+            })
+            .collect();
+        Lids { groups, is_ca }
     }
 }
 
@@ -681,8 +837,8 @@ fn assign_homes(
         group_load: vec![0; n],
         group_cap: 0,
     };
-    for (g, group) in lids.by_group.iter().enumerate() {
-        let kind: Vec<(Lid, SwitchId)> = lids.of_kind(group, true).collect();
+    for (g, group) in lids.groups.iter().enumerate() {
+        let kind: Vec<(Lid, SwitchId)> = group.hosts.with_switches().collect();
         for &(_, t) in &kind {
             bounds.count[t.idx()] += 1;
         }
@@ -806,87 +962,110 @@ fn lost_best(
 }
 
 /// Switch `at.s`'s entries for the LIDs it delivers and for those whose
-/// candidates go up or down.
+/// candidates go up or down. CAs' LIDs and switches' own apart: the
+/// bounds count hosts' routes, which management LIDs would skew.
 fn up_and_down(fabric: &Fabric, lids: &Lids, home: &[u64], at: &AtSwitch, lft: &mut Lft) {
-    let mut slot = vec![u32::MAX; at.row.len()];
-    let mut entries: Vec<Entry> = Vec::new();
-    for group in &lids.by_group {
-        // CAs' LIDs and switches' own apart: the bounds count hosts'
-        // routes, which management LIDs would skew.
-        for hosts in [true, false] {
-            entries.clear();
-            for (lid, t) in lids.of_kind(group, hosts) {
-                if t == at.s {
-                    let delivery = fabric
-                        .lid_owner(lid)
-                        .map_or(NO_PATH, |o| fabric.delivery_port(o));
-                    lft.set(lid, delivery);
-                } else if !at.is_global(t) {
-                    entries.push((lid, t, home[lid.idx()]));
-                }
-            }
-            pick_group(&entries, at, &mut slot, lft);
+    let mut scratch = Scratch {
+        picked: Vec::new(),
+        bounds: PortBounds::new(at.ports),
+        homeward: Homeward::default(),
+    };
+    for group in &lids.groups {
+        for kind in [&group.hosts, &group.own] {
+            pick_kind(fabric, kind, home, at, &mut scratch, lft);
         }
     }
 }
 
-/// Demand per switch and CA LID: the hosts of every switch whose table
-/// sends the LID to it (a row only for switches some LID is sent to).
-/// Switches' own LIDs carry management traffic only; counting them would
-/// let a few LIDs that every leaf must send through one spine skew the
-/// deal.
-fn demand(fabric: &Fabric, lids: &Lids, lfts: &[Lft]) -> Vec<Vec<u32>> {
-    let graph = fabric.graph();
-    let ca: Vec<Lid> = lids
-        .by_group
-        .iter()
-        .flatten()
-        .map(|&(lid, _)| lid)
-        .filter(|lid| lids.is_ca[lid.idx()])
-        .collect();
-    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); graph.switch_count()];
-    for u in graph.ids() {
-        let weight = graph.hosts(u);
-        if weight == 0 {
-            continue;
-        }
-        for &lid in &ca {
-            if let Some(next) = graph.switch_behind(u, lfts[u.idx()].get(lid)) {
-                let row = &mut rows[next.idx()];
-                if row.len() < fabric.lft_len() {
-                    row.resize(fabric.lft_len(), 0);
-                }
-                row[lid.idx()] += weight;
+/// How switch `at.s` reaches a group's switches by global cables.
+#[derive(PartialEq, Eq)]
+enum Reach {
+    /// It does not: none of its candidates towards them is global.
+    NotGlobal,
+    /// Each over one cable: nothing to deal.
+    OneCable,
+    /// Some over a choice of cables: `deal` by demand.
+    Choice,
+}
+
+fn reach(group: &Group, at: &AtSwitch) -> Reach {
+    let mut reach = Reach::NotGlobal;
+    for &(t, _) in group.hosts.dests.iter().chain(&group.own.dests) {
+        if t != at.s && at.is_global(t) {
+            if at.row[t.idx()].len() > 1 {
+                return Reach::Choice;
             }
+            reach = Reach::OneCable;
         }
     }
-    rows
+    reach
+}
+
+/// Demand on switch `at.s`, for each destination group it deals
+/// (`Reach::Choice`), per LID of the group (`Group::all`'s order): the
+/// hosts of every neighbour whose table sends the LID here. Switches' own
+/// LIDs carry management traffic only; counting them would let a few
+/// LIDs that every leaf must send through one spine skew the deal.
+fn demand(fabric: &Fabric, lids: &Lids, lfts: &[Lft], at: &AtSwitch) -> Vec<(usize, Vec<u32>)> {
+    let graph = fabric.graph();
+    let feeders: Vec<(SwitchId, u32)> = graph
+        .neighbours(at.s)
+        .iter()
+        .map(|&u| (u, graph.hosts(u)))
+        .filter(|&(_, hosts)| hosts > 0)
+        .collect();
+    let sent_here =
+        |u: SwitchId, lid: Lid| graph.switch_behind(u, lfts[u.idx()].get(lid)) == Some(at.s);
+    lids.groups
+        .iter()
+        .enumerate()
+        .filter(|(_, group)| reach(group, at) == Reach::Choice)
+        .map(|(g, group)| {
+            let per_lid = group
+                .all
+                .iter()
+                .map(|&(lid, _)| {
+                    feeders
+                        .iter()
+                        .filter(|&&(u, _)| lids.is_ca[lid.idx()] && sent_here(u, lid))
+                        .map(|&(_, hosts)| hosts)
+                        .sum()
+                })
+                .collect();
+            (g, per_lid)
+        })
+        .collect()
 }
 
 /// Spine `at.s`'s entries for the LIDs whose candidates are global
-/// cables, per destination group, by demand.
-fn global(lids: &Lids, demand: &[u32], at: &AtSwitch, lft: &mut Lft) {
-    if !at
-        .row
-        .iter()
-        .any(|cands| cands.first().is_some_and(|c| c.global))
-    {
-        // A leaf: no global cable.
-        return;
-    }
-    let mut entries: Vec<(Lid, &[Candidate], u64)> = Vec::new();
-    for group in &lids.by_group {
-        entries.clear();
-        entries.extend(
-            group
-                .iter()
-                .filter(|&&(_, t)| t != at.s && at.is_global(t))
-                .map(|&(lid, t)| {
-                    let d = demand.get(lid.idx()).copied().unwrap_or(0);
-                    (lid, at.row[t.idx()], u64::from(d))
-                }),
-        );
-        deal(&entries, at, lft);
+/// cables, per destination group, by `demand` where it has a choice.
+fn global(lids: &Lids, demand: &[(usize, Vec<u32>)], at: &AtSwitch, lft: &mut Lft) {
+    let by_global = |&&(_, t): &&(Lid, SwitchId)| t != at.s && at.is_global(t);
+    for (g, group) in lids.groups.iter().enumerate() {
+        match reach(group, at) {
+            Reach::NotGlobal => {}
+            Reach::OneCable => {
+                for &(lid, t) in group.all.iter().filter(by_global) {
+                    if let [one] = at.row[t.idx()] {
+                        lft.set(lid, one.port);
+                    }
+                }
+            }
+            Reach::Choice => {
+                let demand = demand.iter().find(|d| d.0 == g).map(|d| d.1.as_slice());
+                let entries: Vec<(Lid, &[Candidate], u64)> = group
+                    .all
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| by_global(e))
+                    .map(|(i, &(lid, t))| {
+                        let d = demand.and_then(|d| d.get(i)).copied().unwrap_or(0);
+                        (lid, at.row[t.idx()], u64::from(d))
+                    })
+                    .collect();
+                deal(&entries, at, lft);
+            }
+        }
     }
 }
 
@@ -907,15 +1086,17 @@ pub fn forwarding_tables(fabric: &Fabric, roles: &Roles) -> Vec<Lft> {
     });
     let lids = Lids::new(fabric, roles);
     let home = assign_homes(fabric, roles, &lids, &towards, &keys);
+    let at = |s: usize| AtSwitch::new(fabric, &towards, &keys, SwitchId::new(s));
     let mut lfts = Routing::empty_lfts(fabric);
     crate::parallel::for_each_row(&mut lfts, |s, lft| {
-        let at = AtSwitch::new(fabric, &towards, &keys, SwitchId::new(s));
-        up_and_down(fabric, &lids, &home, &at, lft);
+        up_and_down(fabric, &lids, &home, &at(s), lft);
     });
-    let demand = demand(fabric, &lids, &lfts);
+    let mut demands: Vec<Vec<(usize, Vec<u32>)>> = vec![Vec::new(); graph.switch_count()];
+    crate::parallel::for_each_row(&mut demands, |s, row| {
+        *row = demand(fabric, &lids, &lfts, &at(s));
+    });
     crate::parallel::for_each_row(&mut lfts, |s, lft| {
-        let at = AtSwitch::new(fabric, &towards, &keys, SwitchId::new(s));
-        global(&lids, &demand[s], &at, lft);
+        global(&lids, &demands[s], &at(s), lft);
     });
     lfts
 }
