@@ -132,6 +132,8 @@ impl Label {
 struct Arc {
     to: SwitchId,
     port: PortNum,
+    /// Its place among the parallel cables to `to`.
+    bundle: u64,
     /// From the cable's switch to `to`.
     out: Class,
     /// From `to` back.
@@ -151,11 +153,18 @@ impl Arcs {
         let mut starts = vec![0];
         let mut all = Vec::new();
         for x in graph.ids() {
-            all.extend(graph.cables(x).iter().map(|c| Arc {
-                to: c.to,
-                port: c.port,
-                out: roles.class(x, c.to),
-                back: roles.class(c.to, x),
+            all.extend(graph.cables(x).iter().map(|c| {
+                Arc {
+                    to: c.to,
+                    port: c.port,
+                    bundle: graph
+                        .bundle(x, c.to)
+                        .iter()
+                        .position(|&p| p == c.port)
+                        .unwrap_or(0) as u64,
+                    out: roles.class(x, c.to),
+                    back: roles.class(c.to, x),
+                }
             }));
             starts.push(all.len());
         }
@@ -266,9 +275,8 @@ impl Search<'_> {
             self.out.homes.push((x, direct));
         }
         let start = self.out.all.len() as u32;
-        for (i, a) in chosen.iter().enumerate() {
+        for a in chosen.iter() {
             let to = a.to;
-            let bundle = chosen[..i].iter().filter(|b| b.to == to).count() as u64;
             let reaches = if to == t {
                 self.reach[x.idx()]
             } else {
@@ -280,7 +288,10 @@ impl Search<'_> {
             self.out.all.push(Candidate {
                 port: a.port,
                 weight: self.width[to.idx()],
-                key: self.keys[to.idx()].wrapping_add(bundle),
+                // Parallel cables are all candidates or none (they give
+                // the same label), so `bundle` is also the cable's place
+                // among the candidates to `to`.
+                key: self.keys[to.idx()].wrapping_add(a.bundle),
                 global: a.out == Class::Global,
                 reaches,
             });
@@ -312,7 +323,12 @@ impl Search<'_> {
 
 /// A hash of `lid` and `key` in (0, 1].
 fn unit(lid: Lid, key: u64) -> f64 {
-    let h = mix(key ^ mix(lid.idx() as u64));
+    unit_of(mix(lid.idx() as u64), key)
+}
+
+/// `unit` of the LID whose `mix` is `lid_hash`.
+fn unit_of(lid_hash: u64, key: u64) -> f64 {
+    let h = mix(key ^ lid_hash);
     ((h >> 11) + 1) as f64 / (1u64 << 53) as f64
 }
 
@@ -326,10 +342,11 @@ fn neg_log2(u: f64) -> f64 {
     -(exponent + fraction)
 }
 
-/// The rendezvous score of a candidate for `lid` at a switch with key
-/// `own_key`: −log(u)/weight, smaller preferred.
-fn score(c: &Candidate, lid: Lid, own_key: u64) -> f64 {
-    neg_log2(unit(lid, c.key ^ own_key)) / c.weight.max(1) as f64
+/// The rendezvous score of a candidate for the LID whose `mix` is
+/// `lid_hash`, at a switch with key `own_key`: −log(u)/weight, smaller
+/// preferred.
+fn score(c: &Candidate, lid_hash: u64, own_key: u64) -> f64 {
+    neg_log2(unit_of(lid_hash, c.key ^ own_key)) / c.weight.max(1) as f64
 }
 
 /// The best-scored of `cands` for `lid` (the first of equals). Scores are
@@ -346,9 +363,10 @@ fn best_scored<'c>(
     if cands.clone().next().is_none() {
         return Some(first);
     }
-    let mut best = (score(first, lid, own_key), first);
+    let lid_hash = mix(lid.idx() as u64);
+    let mut best = (score(first, lid_hash, own_key), first);
     for c in cands {
-        let s = score(c, lid, own_key);
+        let s = score(c, lid_hash, own_key);
         if s.total_cmp(&best.0).is_lt() {
             best = (s, c);
         }
@@ -371,6 +389,9 @@ fn homeward(c: &Candidate, home: u64) -> bool {
 struct Kind {
     lids: Vec<(Lid, u32)>,
     dests: Vec<(SwitchId, u32)>,
+    /// Per destination (its place in `dests`) and home bit, the number
+    /// of LIDs (`set_homes`).
+    by_home: Vec<(u32, u64, u32)>,
 }
 
 impl Kind {
@@ -379,6 +400,7 @@ impl Kind {
         let mut kind = Kind {
             lids: Vec::new(),
             dests: Vec::new(),
+            by_home: Vec::new(),
         };
         for (lid, t) in lids {
             let d = &mut slot[t.idx()];
@@ -393,6 +415,23 @@ impl Kind {
             slot[t.idx()] = u32::MAX;
         }
         kind
+    }
+
+    /// `by_home` for the LIDs' homes `home` (per LID).
+    fn set_homes(&mut self, home: &[u64]) {
+        let mut pairs: Vec<(u32, u64)> = self
+            .lids
+            .iter()
+            .map(|&(lid, d)| (d, home[lid.idx()]))
+            .collect();
+        pairs.sort_unstable();
+        self.by_home.clear();
+        for (d, h) in pairs {
+            match self.by_home.last_mut() {
+                Some(last) if (last.0, last.1) == (d, h) => last.2 += 1,
+                _ => self.by_home.push((d, h, 1)),
+            }
+        }
     }
 
     /// The LIDs with their switches, in LID order.
@@ -413,6 +452,9 @@ struct PortBounds {
     share: Vec<f64>,
     cap: Vec<u32>,
     load: Vec<u32>,
+    /// The LIDs that would take the port if each took its candidate
+    /// towards its home (`fixed_by_home`).
+    need: Vec<u32>,
     touched: Vec<usize>,
 }
 
@@ -423,6 +465,7 @@ impl PortBounds {
             share: vec![0.0; ports],
             cap: vec![0; ports],
             load: vec![0; ports],
+            need: vec![0; ports],
             touched: Vec::new(),
         }
     }
@@ -438,7 +481,8 @@ impl PortBounds {
         row: &[&[Candidate]],
     ) {
         for p in self.touched.drain(..) {
-            (self.weight[p], self.share[p], self.cap[p], self.load[p]) = (0, 0.0, 0, 0);
+            (self.weight[p], self.share[p], self.cap[p]) = (0, 0.0, 0);
+            (self.load[p], self.need[p]) = (0, 0);
         }
         for (t, count) in dests {
             let cands = row[t.idx()];
@@ -609,14 +653,23 @@ fn pick_kind(
     }
     bounds.set(lids, chosen(), &at.row);
     homeward.set(&kind.dests, picked, &at.row);
+    if fixed_by_home(kind, picked, at, bounds, homeward) {
+        for &(lid, d) in &kind.lids {
+            let t = kind.dests[d as usize].0;
+            if t == at.s {
+                lft.set(lid, delivery(fabric, lid));
+            } else if picked[d as usize] {
+                let port = toward_home(at.row[t.idx()], homeward.of(d as usize, home[lid.idx()]));
+                lft.set(lid, port.map_or(NO_PATH, |c| c.port));
+            }
+        }
+        return;
+    }
     for &(lid, d) in &kind.lids {
         let d = d as usize;
         let t = kind.dests[d].0;
         if t == at.s {
-            let delivery = fabric
-                .lid_owner(lid)
-                .map_or(NO_PATH, |o| fabric.delivery_port(o));
-            lft.set(lid, delivery);
+            lft.set(lid, delivery(fabric, lid));
         } else if picked[d] {
             let only = homeward.of(d, home[lid.idx()]);
             let pick = pick(
@@ -636,6 +689,52 @@ fn pick_kind(
             }
         }
     }
+}
+
+/// The port that delivers `lid` at its switch.
+fn delivery(fabric: &Fabric, lid: Lid) -> PortNum {
+    fabric
+        .lid_owner(lid)
+        .map_or(NO_PATH, |o| fabric.delivery_port(o))
+}
+
+/// A LID's only candidate, or its only one towards its home (`only`,
+/// `Homeward::of`).
+fn toward_home(cands: &[Candidate], only: u16) -> Option<&Candidate> {
+    match cands {
+        [one] => Some(one),
+        _ if only == NONE || only == MANY => None,
+        _ => cands.get(usize::from(only)),
+    }
+}
+
+/// Whether every LID of `kind` that the switch picks for has one
+/// candidate, or one towards its home, and no port would carry more of
+/// them than its cap: then each takes that one, as no port fills up
+/// before its last LID has taken it (`pick_kind` would make the same
+/// picks one LID after the other), and the picks need no loads. On an
+/// intact Dragonfly+ this holds for nearly every switch and kind.
+fn fixed_by_home(
+    kind: &Kind,
+    picked: &[bool],
+    at: &AtSwitch,
+    bounds: &mut PortBounds,
+    homeward: &Homeward,
+) -> bool {
+    for &(d, home, lids) in &kind.by_home {
+        let (t, d) = (kind.dests[d as usize].0, d as usize);
+        if !picked[d] {
+            continue;
+        }
+        let Some(c) = toward_home(at.row[t.idx()], homeward.of(d, home)) else {
+            return false;
+        };
+        bounds.need[c.port.idx()] += lids;
+    }
+    bounds
+        .touched
+        .iter()
+        .all(|&p| bounds.need[p] <= bounds.cap[p])
 }
 
 /// The candidate of `cands` a LID with home bit `home` takes (`pick_kind`),
@@ -725,6 +824,14 @@ struct Lids {
 }
 
 impl Lids {
+    /// Every kind's `Kind::by_home`.
+    fn set_homes(&mut self, home: &[u64]) {
+        for group in &mut self.groups {
+            group.hosts.set_homes(home);
+            group.own.set_homes(home);
+        }
+    }
+
     fn new(fabric: &Fabric, roles: &Roles) -> Self {
         let mut by_group: Vec<Vec<(Lid, SwitchId)>> = vec![Vec::new(); roles.groups()];
         let mut is_ca = vec![false; fabric.lft_len()];
@@ -1085,7 +1192,9 @@ pub fn forwarding_tables(fabric: &Fabric, roles: &Roles) -> Vec<Lft> {
         *row = candidates(&arcs, &keys, SwitchId::new(t));
     });
     let lids = Lids::new(fabric, roles);
+    let mut lids = lids;
     let home = assign_homes(fabric, roles, &lids, &towards, &keys);
+    lids.set_homes(&home);
     let at = |s: usize| AtSwitch::new(fabric, &towards, &keys, SwitchId::new(s));
     let mut lfts = Routing::empty_lfts(fabric);
     crate::parallel::for_each_row(&mut lfts, |s, lft| {
