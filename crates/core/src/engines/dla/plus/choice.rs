@@ -1152,9 +1152,20 @@ fn global(lids: &Lids, demand: &[(usize, Vec<u32>)], at: &AtSwitch, lft: &mut Lf
         match reach(group, at) {
             Reach::NotGlobal => {}
             Reach::OneCable => {
-                for &(lid, t) in group.all.iter().filter(by_global) {
-                    if let [one] = at.row[t.idx()] {
-                        lft.set(lid, one.port);
+                for kind in [&group.hosts, &group.own] {
+                    // Per destination, its one global cable (if global).
+                    let cable: Vec<Option<PortNum>> = kind
+                        .dests
+                        .iter()
+                        .map(|&(t, _)| match at.row[t.idx()] {
+                            [one] if t != at.s && one.global => Some(one.port),
+                            _ => None,
+                        })
+                        .collect();
+                    for &(lid, d) in &kind.lids {
+                        if let Some(port) = cable[d as usize] {
+                            lft.set(lid, port);
+                        }
                     }
                 }
             }
