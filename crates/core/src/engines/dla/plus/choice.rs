@@ -55,8 +55,7 @@ pub struct Candidate {
 /// paths (on a Dragonfly+ a leaf's spines), each with its number of
 /// such cables; the first 64 are told apart by `Candidate::reaches`.
 /// The candidates of all switches share one vector: a JUPITER-sized
-/// fabric has 837 × 837 such sets, one allocation each was a quarter of
-/// the search's time.
+/// fabric has 837 × 837 such sets, too many for an allocation each.
 #[derive(Clone, Default)]
 pub struct Towards {
     /// Per switch: where its candidates start in `all`, and how many.
