@@ -27,6 +27,9 @@
 //! just the LIDs, spread evenly; a failed global cable reshuffles that
 //! spine's entries for one group, no others.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::{backward, Class, Roles};
 use crate::fabric::{Fabric, Lid, PortNum, SwitchId};
 use crate::rng::mix;
@@ -51,25 +54,161 @@ pub struct Candidate {
 /// the destination's *homes*, the neighbours whose cable to it ends best
 /// paths (on a Dragonfly+ a leaf's spines), each with its number of
 /// such cables; the first 64 are told apart by `Candidate::reaches`.
+/// The candidates of all switches share one vector: a JUPITER-sized
+/// fabric has 837 × 837 such sets, too many for an allocation each.
 #[derive(Clone, Default)]
 pub struct Towards {
-    pub cands: Vec<Vec<Candidate>>,
+    /// Per switch: where its candidates start in `all`, and how many.
+    span: Vec<(u32, u32)>,
+    all: Vec<Candidate>,
     pub homes: Vec<(SwitchId, u64)>,
+}
+
+impl Towards {
+    /// The candidates of switch `s`.
+    pub fn at(&self, s: SwitchId) -> &[Candidate] {
+        self.span.get(s.idx()).map_or(&[], |&(start, len)| {
+            &self.all[start as usize..start as usize + len as usize]
+        })
+    }
+
+    /// The homes that `Candidate::reaches` tells apart: the first 64.
+    fn known(&self) -> &[(SwitchId, u64)] {
+        &self.homes[..self.homes.len().min(64)]
+    }
 }
 
 /// How good a way to `t` is, compared in this order: whether it makes
 /// more backward turns than lanes have VLs (`super::lanes`), its hops,
 /// its backward turns, the class of its first cable (up, then down, then
-/// global).
-type Label = (bool, u16, u8, u8);
+/// global). Packed into the high bits of one number that orders as that
+/// tuple does, with the low 32 bits free for a switch: the search
+/// compares and stores labels tens of millions of times on a
+/// JUPITER-sized fabric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Label(u64);
 
-fn label(hops: u16, turns: u8, first: Class) -> Label {
-    (
-        turns >= super::lanes::LANE_VLS,
-        hops,
-        turns,
-        first.preference(),
-    )
+impl Label {
+    /// Not reached yet: above every label.
+    const NONE: Label = Label(u64::MAX);
+    /// The destination's own.
+    const START: Label = Label(0);
+
+    fn new(hops: u16, turns: u8, first: Class) -> Label {
+        let over = turns >= super::lanes::LANE_VLS;
+        Label(
+            (u64::from(over) << 63)
+                | (u64::from(hops) << 47)
+                | (u64::from(turns) << 39)
+                | (u64::from(first.preference()) << 32),
+        )
+    }
+
+    fn hops(self) -> u16 {
+        (self.0 >> 47) as u16
+    }
+
+    fn turns(self) -> u8 {
+        (self.0 >> 39) as u8
+    }
+
+    /// The label one cable of class `class` further, the switch it leads
+    /// to leaving by a cable of class `then`.
+    fn extended(self, class: Class, then: Class) -> Label {
+        let turns = self.turns().saturating_add(u8::from(backward(class, then)));
+        Label::new(self.hops() + 1, turns, class)
+    }
+
+    /// The heap's key: this label and `x`, ordered as the pair.
+    fn with(self, x: SwitchId) -> u64 {
+        self.0 | x.idx() as u64
+    }
+}
+
+/// A cable as the search reads it: where it leads, its port, and the
+/// classes of the channels both ways.
+#[derive(Clone, Copy, Debug)]
+struct Arc {
+    to: SwitchId,
+    port: PortNum,
+    /// Its place among the parallel cables to `to`.
+    bundle: u64,
+    /// From the cable's switch to `to`.
+    out: Class,
+    /// From `to` back.
+    back: Class,
+}
+
+/// Every switch's cables as `Arc`s, worked out once for all the searches.
+pub struct Arcs {
+    /// Switch `s`'s are `all[starts[s]..starts[s + 1]]`.
+    starts: Vec<usize>,
+    all: Vec<Arc>,
+}
+
+impl Arcs {
+    pub fn new(fabric: &Fabric, roles: &Roles) -> Self {
+        let graph = fabric.graph();
+        let mut starts = vec![0];
+        let mut all = Vec::new();
+        for x in graph.ids() {
+            all.extend(graph.cables(x).iter().map(|c| {
+                Arc {
+                    to: c.to,
+                    port: c.port,
+                    bundle: graph
+                        .bundle(x, c.to)
+                        .iter()
+                        .position(|&p| p == c.port)
+                        .unwrap_or(0) as u64,
+                    out: roles.class(x, c.to),
+                    back: roles.class(c.to, x),
+                }
+            }));
+            starts.push(all.len());
+        }
+        Arcs { starts, all }
+    }
+
+    fn of(&self, x: SwitchId) -> &[Arc] {
+        &self.all[self.starts[x.idx()]..self.starts[x.idx() + 1]]
+    }
+}
+
+/// Every class, in the order of `slot`.
+const CLASSES: [Class; 4] = [Class::Terminal, Class::Up, Class::Global, Class::Down];
+
+/// A class's place in `CLASSES`.
+fn slot(class: Class) -> usize {
+    match class {
+        Class::Terminal => 0,
+        Class::Up => 1,
+        Class::Global => 2,
+        Class::Down => 3,
+    }
+}
+
+/// The Dijkstra search of `candidates` towards one destination.
+struct Search<'a> {
+    arcs: &'a Arcs,
+    /// Per switch, `mix` of its GUID.
+    keys: &'a [u64],
+    t: SwitchId,
+    /// Per switch, the class of its best cables.
+    first_out: Vec<Class>,
+    best: Vec<Label>,
+    settled: Vec<bool>,
+    /// Per settled switch and class of a cable towards it, the label that
+    /// cable gives (`Label::NONE` until it is settled): a switch's
+    /// candidates and its neighbours' offers are then read, not worked
+    /// out again for every cable.
+    offers: Vec<[Label; 4]>,
+    /// Per switch, the number of best paths from it.
+    width: Vec<u64>,
+    /// Per switch, the homes its best paths can enter `t` from.
+    reach: Vec<u64>,
+    heap: BinaryHeap<Reverse<u64>>,
+    out: Towards,
 }
 
 /// The candidates of every switch towards `t` (module comment): Dijkstra
@@ -77,101 +216,124 @@ fn label(hops: u16, turns: u8, first: Class) -> Label {
 /// cables, which may only lead to settled switches; the turns a cable
 /// adds depend on the first cable of the switch it leads to, settled
 /// before.
-pub fn candidates(fabric: &Fabric, roles: &Roles, t: SwitchId) -> Towards {
-    use std::cmp::Reverse;
-    let graph = fabric.graph();
-    let n = graph.switch_count();
-    let mut first_out = vec![Class::Terminal; n];
-    let mut best: Vec<Option<Label>> = vec![None; n];
-    let mut settled = vec![false; n];
-    let mut width = vec![0u64; n];
-    let mut out: Vec<Vec<Candidate>> = vec![Vec::new(); n];
-    // Per switch, the homes its best paths can enter `t` from.
-    let mut reach = vec![0u64; n];
-    let mut homes: Vec<(SwitchId, u64)> = Vec::new();
-    let mut heap = std::collections::BinaryHeap::new();
-    best[t.idx()] = Some((false, 0, 0, 0));
-    width[t.idx()] = 1;
-    heap.push(Reverse(((false, 0u16, 0u8, 0u8), t)));
-    while let Some(Reverse((lab, x))) = heap.pop() {
-        if settled[x.idx()] || best[x.idx()] != Some(lab) {
+pub fn candidates(arcs: &Arcs, keys: &[u64], t: SwitchId) -> Towards {
+    let n = keys.len();
+    let mut search = Search {
+        arcs,
+        keys,
+        t,
+        first_out: vec![Class::Terminal; n],
+        best: vec![Label::NONE; n],
+        settled: vec![false; n],
+        offers: vec![[Label::NONE; 4]; n],
+        width: vec![0; n],
+        reach: vec![0; n],
+        heap: BinaryHeap::new(),
+        out: Towards {
+            span: vec![(0, 0); n],
+            all: Vec::with_capacity(arcs.all.len() / 2),
+            homes: Vec::new(),
+        },
+    };
+    search.best[t.idx()] = Label::START;
+    search.width[t.idx()] = 1;
+    search.heap.push(Reverse(Label::START.with(t)));
+    let mut chosen = Vec::new();
+    while let Some(Reverse(top)) = search.heap.pop() {
+        let x = SwitchId::new((top & 0xffff_ffff) as usize);
+        let lab = search.best[x.idx()];
+        if search.settled[x.idx()] || lab.with(x) != top {
             continue;
         }
-        settled[x.idx()] = true;
+        search.settled[x.idx()] = true;
         if x != t {
-            // Its candidates: every cable to a settled switch that gives
-            // this label.
-            let via = |c: &crate::fabric::Cable| {
-                let class = roles.class(x, c.to);
-                let (_, hops, turns, _) = best[c.to.idx()]?;
-                let turns = turns + u8::from(backward(class, first_out[c.to.idx()]));
-                Some(label(hops + 1, turns, class))
-            };
-            let chosen: Vec<(PortNum, SwitchId)> = graph
-                .cables(x)
-                .iter()
-                .filter(|c| settled[c.to.idx()] && c.to != x && via(c) == Some(lab))
-                .map(|c| (c.port, c.to))
-                .collect();
-            let direct = chosen.iter().filter(|c| c.1 == t).count() as u64;
-            if direct > 0 {
-                if homes.len() < 64 {
-                    reach[x.idx()] = 1 << homes.len();
-                }
-                homes.push((x, direct));
-            }
-            for (i, &(port, to)) in chosen.iter().enumerate() {
-                let bundle = chosen[..i].iter().filter(|c| c.1 == to).count() as u64;
-                let reaches = if to == t {
-                    reach[x.idx()]
-                } else {
-                    reach[to.idx()]
-                };
-                if to != t {
-                    reach[x.idx()] |= reach[to.idx()];
-                }
-                out[x.idx()].push(Candidate {
-                    port,
-                    weight: width[to.idx()],
-                    key: mix(fabric.switch_node(to).guid).wrapping_add(bundle),
-                    global: roles.class(x, to) == Class::Global,
-                    reaches,
-                });
-                width[x.idx()] = width[x.idx()].saturating_add(width[to.idx()]);
-                first_out[x.idx()] = roles.class(x, to);
-            }
+            search.settle(x, lab, &mut chosen);
         }
-        let (_, hops, turns, _) = lab;
-        for c in graph.cables(x) {
-            let s = c.to;
-            if settled[s.idx()] || s == x {
+        search.relax(x, lab);
+    }
+    search.out
+}
+
+impl Search<'_> {
+    /// `x`'s candidates: every cable to a settled switch that gives it
+    /// its label `lab`.
+    fn settle(&mut self, x: SwitchId, lab: Label, chosen: &mut Vec<Arc>) {
+        let t = self.t;
+        chosen.clear();
+        chosen.extend(
+            self.arcs
+                .of(x)
+                .iter()
+                .filter(|a| self.offers[a.to.idx()][slot(a.out)] == lab),
+        );
+        let direct = chosen.iter().filter(|a| a.to == t).count() as u64;
+        if direct > 0 {
+            if self.out.homes.len() < 64 {
+                self.reach[x.idx()] = 1 << self.out.homes.len();
+            }
+            self.out.homes.push((x, direct));
+        }
+        let start = self.out.all.len() as u32;
+        for a in chosen.iter() {
+            let to = a.to;
+            let reaches = if to == t {
+                self.reach[x.idx()]
+            } else {
+                self.reach[to.idx()]
+            };
+            if to != t {
+                self.reach[x.idx()] |= self.reach[to.idx()];
+            }
+            self.out.all.push(Candidate {
+                port: a.port,
+                weight: self.width[to.idx()],
+                // Parallel cables are all candidates or none (they give
+                // the same label), so `bundle` is also the cable's place
+                // among the candidates to `to`.
+                key: self.keys[to.idx()].wrapping_add(a.bundle),
+                global: a.out == Class::Global,
+                reaches,
+            });
+            self.width[x.idx()] = self.width[x.idx()].saturating_add(self.width[to.idx()]);
+            // All of one class: it is part of their label.
+            self.first_out[x.idx()] = a.out;
+        }
+        self.out.span[x.idx()] = (start, chosen.len() as u32);
+    }
+
+    /// Offers the unsettled neighbours of `x` a way through it.
+    fn relax(&mut self, x: SwitchId, lab: Label) {
+        let then = self.first_out[x.idx()];
+        let offer = CLASSES.map(|class| lab.extended(class, then));
+        self.offers[x.idx()] = offer;
+        for a in self.arcs.of(x) {
+            let s = a.to;
+            if self.settled[s.idx()] {
                 continue;
             }
-            let class = roles.class(s, x);
-            let cand = label(
-                hops + 1,
-                turns + u8::from(backward(class, first_out[x.idx()])),
-                class,
-            );
-            if best[s.idx()].is_none_or(|b| cand < b) {
-                best[s.idx()] = Some(cand);
-                heap.push(Reverse((cand, s)));
+            let cand = offer[slot(a.back)];
+            if cand < self.best[s.idx()] {
+                self.best[s.idx()] = cand;
+                self.heap.push(Reverse(cand.with(s)));
             }
         }
     }
-    Towards { cands: out, homes }
 }
 
 /// A hash of `lid` and `key` in (0, 1].
 fn unit(lid: Lid, key: u64) -> f64 {
-    let h = mix(key ^ mix(lid.idx() as u64));
+    unit_of(mix(lid.idx() as u64), key)
+}
+
+/// `unit` of the LID whose `mix` is `lid_hash`.
+fn unit_of(lid_hash: u64, key: u64) -> f64 {
+    let h = mix(key ^ lid_hash);
     ((h >> 11) + 1) as f64 / (1u64 << 53) as f64
 }
 
 /// −log2(u) for u in (0, 1], piecewise linear between powers of two (the
 /// exponent plus the mantissa's fraction): monotone like the logarithm,
-/// within 0.09 of it, and far cheaper, which matters at 25,000 LIDs times
-/// hundreds of switches times their candidates.
+/// within 0.09 of it, and far cheaper than it.
 fn neg_log2(u: f64) -> f64 {
     let bits = u.to_bits();
     let exponent = ((bits >> 52) & 0x7ff) as f64 - 1023.0;
@@ -179,22 +341,36 @@ fn neg_log2(u: f64) -> f64 {
     -(exponent + fraction)
 }
 
-/// The rendezvous score of a candidate for `lid` at a switch with key
-/// `own_key`: −log(u)/weight, smaller preferred.
-fn score(c: &Candidate, lid: Lid, own_key: u64) -> f64 {
-    neg_log2(unit(lid, c.key ^ own_key)) / c.weight.max(1) as f64
+/// The rendezvous score of a candidate for the LID whose `mix` is
+/// `lid_hash`, at a switch with key `own_key`: −log(u)/weight, smaller
+/// preferred.
+fn score(c: &Candidate, lid_hash: u64, own_key: u64) -> f64 {
+    neg_log2(unit_of(lid_hash, c.key ^ own_key)) / c.weight.max(1) as f64
 }
 
-/// The best-scored of `ranked` that `open` accepts, else the best-scored.
-fn best_open(ranked: &[(f64, PortNum)], open: impl Fn(PortNum) -> bool) -> Option<PortNum> {
-    let best = |only_open: bool| {
-        ranked
-            .iter()
-            .filter(|(_, p)| !only_open || open(*p))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|&(_, p)| p)
-    };
-    best(true).or_else(|| best(false))
+/// The best-scored of `cands` for `lid` (the first of equals). Scores are
+/// worked out only where there is a choice: on a Dragonfly+ most LIDs
+/// have one candidate left once home and caps have spoken, and hashing
+/// every candidate of every LID at every switch was most of the tables'
+/// time.
+fn best_scored<'c>(
+    mut cands: impl Iterator<Item = &'c Candidate> + Clone,
+    lid: Lid,
+    own_key: u64,
+) -> Option<&'c Candidate> {
+    let first = cands.next()?;
+    if cands.clone().next().is_none() {
+        return Some(first);
+    }
+    let lid_hash = mix(lid.idx() as u64);
+    let mut best = (score(first, lid_hash, own_key), first);
+    for c in cands {
+        let s = score(c, lid_hash, own_key);
+        if s.total_cmp(&best.0).is_lt() {
+            best = (s, c);
+        }
+    }
+    Some(best.1)
 }
 
 /// Whether `c`'s best paths enter the LID's switch from its home
@@ -203,80 +379,390 @@ fn homeward(c: &Candidate, home: u64) -> bool {
     c.reaches & home != 0
 }
 
-/// The best-scored of `ranked` (scores of `cands`, in their order) that
-/// leads to the LID's home and that `open` accepts.
-fn homeward_first(
-    cands: &[Candidate],
-    home: u64,
-    ranked: &[(f64, PortNum)],
-    open: impl Fn(PortNum) -> bool,
-) -> Option<PortNum> {
-    cands
-        .iter()
-        .zip(ranked)
-        .filter(|(c, r)| homeward(c, home) && open(r.1))
-        .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
-        .map(|(_, r)| r.1)
+/// The LIDs of one kind (CAs', or switches' own) of one destination
+/// group: in LID order, each with the place of its switch in `dests`, and
+/// each of those switches once, in order of first appearance, with its
+/// number of LIDs. The same for every switch whose table is filled, so
+/// worked out once; LIDs of one destination switch share their
+/// candidates, so a switch's bounds are counted per destination.
+struct Kind {
+    lids: Vec<(Lid, u32)>,
+    dests: Vec<(SwitchId, u32)>,
+    /// Per destination (its place in `dests`) and home bit, the number
+    /// of LIDs (`set_homes`).
+    by_home: Vec<(u32, u64, u32)>,
 }
 
-/// A LID to place at one switch: its candidates there and its home bit.
-type Entry<'a> = (Lid, &'a [Candidate], u64);
+impl Kind {
+    /// `slot`: per switch, all `u32::MAX`, and left so.
+    fn new(lids: impl Iterator<Item = (Lid, SwitchId)>, slot: &mut [u32]) -> Kind {
+        let mut kind = Kind {
+            lids: Vec::new(),
+            dests: Vec::new(),
+            by_home: Vec::new(),
+        };
+        for (lid, t) in lids {
+            let d = &mut slot[t.idx()];
+            if *d == u32::MAX {
+                *d = kind.dests.len() as u32;
+                kind.dests.push((t, 0));
+            }
+            kind.dests[*d as usize].1 += 1;
+            kind.lids.push((lid, *d));
+        }
+        for &(t, _) in &kind.dests {
+            slot[t.idx()] = u32::MAX;
+        }
+        kind
+    }
 
-/// One switch's picks for one kind of LIDs (CAs', or switches' own) of one
-/// destination group whose candidates go up or down (global ones are
-/// `deal`t once these are known): every LID takes its best-scored
-/// candidate towards its home (`assign_homes`) whose port has not yet had
-/// its share, else its best-scored one that has not, else its best-scored
-/// one. A port's share is the LIDs' count times its weight over the sum of
-/// the ports' weights (each port's largest weight, the number of equal
-/// paths behind it), counted over the ports rather than per LID, so that
-/// a failure that takes a port from some LIDs' candidates leaves the
-/// others' shares, and so their picks, alone — but never more than one
-/// above the port's share of the LIDs that may take it (a detour port few
-/// LIDs can use is not filled with them). Bounded loads keep the spread
-/// even where a group has few LIDs; rendezvous order keeps a lost
-/// candidate from moving more than its own LIDs and the few its share
-/// pushes on.
-fn pick_group(lids: &[Entry], own_key: u64, ports: usize) -> Vec<PortNum> {
-    let mut weight = vec![0u64; ports];
-    for &(_, cands, _) in lids {
-        for c in cands {
-            weight[c.port.idx()] = weight[c.port.idx()].max(c.weight.max(1));
+    /// `by_home` for the LIDs' homes `home` (per LID).
+    fn set_homes(&mut self, home: &[u64]) {
+        let mut pairs: Vec<(u32, u64)> = self
+            .lids
+            .iter()
+            .map(|&(lid, d)| (d, home[lid.idx()]))
+            .collect();
+        pairs.sort_unstable();
+        self.by_home.clear();
+        for (d, h) in pairs {
+            match self.by_home.last_mut() {
+                Some(last) if (last.0, last.1) == (d, h) => last.2 += 1,
+                _ => self.by_home.push((d, h, 1)),
+            }
         }
     }
-    let mut share = vec![0f64; ports];
-    for &(_, cands, _) in lids {
-        let total: u64 = cands.iter().map(|c| c.weight.max(1)).sum();
-        for c in cands {
-            share[c.port.idx()] += c.weight.max(1) as f64 / total as f64;
+
+    /// The LIDs with their switches, in LID order.
+    fn with_switches(&self) -> impl Iterator<Item = (Lid, SwitchId)> + '_ {
+        self.lids
+            .iter()
+            .map(|&(lid, d)| (lid, self.dests[d as usize].0))
+    }
+}
+
+/// Per port of one switch, the bounds of the pick under way (`pick_kind`):
+/// kept from pick to pick and cleared only where the last one left
+/// something, as a pick touches a handful of a switch's ports.
+struct PortBounds {
+    /// The largest weight of a candidate on the port.
+    weight: Vec<u64>,
+    /// The port's share of the LIDs that may take it.
+    share: Vec<f64>,
+    cap: Vec<u32>,
+    load: Vec<u32>,
+    /// The LIDs that would take the port if each took its candidate
+    /// towards its home (`fixed_by_home`).
+    need: Vec<u32>,
+    touched: Vec<usize>,
+}
+
+impl PortBounds {
+    fn new(ports: usize) -> Self {
+        PortBounds {
+            weight: vec![0; ports],
+            share: vec![0.0; ports],
+            cap: vec![0; ports],
+            load: vec![0; ports],
+            need: vec![0; ports],
+            touched: Vec::new(),
         }
     }
-    let total = weight.iter().sum::<u64>().max(1) as f64;
-    let cap: Vec<u32> = weight
-        .iter()
-        .zip(&share)
-        .map(|(&w, &s)| {
-            let even = (lids.len() as f64 * w as f64 / total - 1e-9)
+
+    /// The caps for `lids` LIDs of destinations `dests` (each with its
+    /// number of LIDs): each port's share of the LIDs by its largest
+    /// weight, but at most one above its share of the LIDs that may take
+    /// it.
+    fn set(
+        &mut self,
+        lids: usize,
+        dests: impl Iterator<Item = (SwitchId, u32)>,
+        row: &[&[Candidate]],
+    ) {
+        for p in self.touched.drain(..) {
+            (self.weight[p], self.share[p], self.cap[p]) = (0, 0.0, 0);
+            (self.load[p], self.need[p]) = (0, 0);
+        }
+        for (t, count) in dests {
+            let cands = row[t.idx()];
+            let total: u64 = cands.iter().map(|c| c.weight.max(1)).sum();
+            for c in cands {
+                let p = c.port.idx();
+                if self.weight[p] == 0 {
+                    self.touched.push(p);
+                }
+                self.weight[p] = self.weight[p].max(c.weight.max(1));
+                self.share[p] += f64::from(count) * (c.weight.max(1) as f64 / total as f64);
+            }
+        }
+        let total = self
+            .touched
+            .iter()
+            .map(|&p| self.weight[p])
+            .sum::<u64>()
+            .max(1) as f64;
+        for &p in &self.touched {
+            let even = (lids as f64 * self.weight[p] as f64 / total - 1e-9)
                 .ceil()
                 .max(0.0) as u32;
-            even.min((s - 1e-9).ceil().max(0.0) as u32 + 1)
-        })
-        .collect();
-    let mut load = vec![0u32; ports];
-    let mut ranked: Vec<(f64, PortNum)> = Vec::new();
-    lids.iter()
-        .map(|&(lid, cands, home)| {
-            ranked.clear();
-            ranked.extend(cands.iter().map(|c| (score(c, lid, own_key), c.port)));
-            let open = |p: PortNum| load[p.idx()] < cap[p.idx()];
-            homeward_first(cands, home, &ranked, open)
-                .or_else(|| best_open(&ranked, open))
-                .map_or(NO_PATH, |port| {
-                    load[port.idx()] += 1;
-                    port
-                })
-        })
-        .collect()
+            self.cap[p] = even.min((self.share[p] - 1e-9).ceil().max(0.0) as u32 + 1);
+        }
+    }
+
+    fn open(&self, p: PortNum) -> bool {
+        self.load[p.idx()] < self.cap[p.idx()]
+    }
+
+    fn take(&mut self, p: PortNum) {
+        self.load[p.idx()] += 1;
+    }
+}
+
+/// Per destination of a pick and home bit, which of its candidates lead
+/// towards that home: on a Dragonfly+ one (a leaf's spine with the cable
+/// to the home spine), so a LID need not look at the others.
+#[derive(Default)]
+struct Homeward {
+    /// Per destination (as `Kind::dests` lists them), its slots in `only`:
+    /// one per home bit up to its highest.
+    slots: Vec<(usize, usize)>,
+    /// The index of the only candidate towards a home, or `NONE` or `MANY`.
+    only: Vec<u16>,
+}
+
+/// No candidate leads towards the home.
+const NONE: u16 = u16::MAX;
+/// More than one does.
+const MANY: u16 = u16::MAX - 1;
+
+impl Homeward {
+    /// For `dests`, those with `picked` set.
+    fn set(&mut self, dests: &[(SwitchId, u32)], picked: &[bool], row: &[&[Candidate]]) {
+        self.slots.clear();
+        self.only.clear();
+        for (&(t, _), _) in dests.iter().zip(picked) {
+            let cands = row[t.idx()];
+            let bits = cands.iter().fold(0u64, |a, c| a | c.reaches);
+            let base = self.only.len();
+            let len = (64 - bits.leading_zeros()) as usize;
+            self.slots.push((base, len));
+            self.only.resize(base + len, NONE);
+            for (i, c) in cands.iter().enumerate() {
+                let mut b = c.reaches;
+                while b != 0 {
+                    let slot = &mut self.only[base + b.trailing_zeros() as usize];
+                    *slot = if *slot == NONE { i as u16 } else { MANY };
+                    b &= b - 1;
+                }
+            }
+        }
+    }
+
+    /// For the LIDs of destination `d` with home bit `home` (0: none).
+    fn of(&self, d: usize, home: u64) -> u16 {
+        let (base, len) = self.slots[d];
+        let k = home.trailing_zeros() as usize;
+        if home == 0 || k >= len {
+            NONE
+        } else {
+            self.only[base + k]
+        }
+    }
+}
+
+/// What one switch's picks read: its candidates towards every
+/// destination switch (indexed by the destination), its key, its port
+/// slots.
+struct AtSwitch<'a> {
+    s: SwitchId,
+    row: Vec<&'a [Candidate]>,
+    own_key: u64,
+    ports: usize,
+}
+
+impl<'a> AtSwitch<'a> {
+    fn new(fabric: &Fabric, towards: &'a [Towards], keys: &[u64], s: SwitchId) -> Self {
+        AtSwitch {
+            s,
+            row: towards.iter().map(|tw| tw.at(s)).collect(),
+            own_key: keys[s.idx()],
+            ports: fabric.graph().port_slots(s),
+        }
+    }
+
+    /// Whether the candidates towards `t` are global cables.
+    fn is_global(&self, t: SwitchId) -> bool {
+        self.row[t.idx()].first().is_some_and(|c| c.global)
+    }
+}
+
+/// What a switch's picks reuse from one kind of LIDs to the next.
+struct Scratch {
+    /// Per destination of the kind, whether this switch picks for it.
+    picked: Vec<bool>,
+    bounds: PortBounds,
+    homeward: Homeward,
+}
+
+/// One switch's picks for one kind of LIDs of one destination group
+/// whose candidates go up or down (global ones are `deal`t once these are
+/// known), into `lft`, and the entries of the LIDs it delivers: every LID
+/// takes its best-scored candidate towards its home (`assign_homes`)
+/// whose port has not yet had its share, else its best-scored one that
+/// has not, else its best-scored one. A port's share is the LIDs' count
+/// times its weight over the sum of the ports' weights (each port's
+/// largest weight, the number of equal paths behind it), counted over
+/// the ports rather than per LID, so that a failure that takes a port
+/// from some LIDs' candidates leaves the others' shares, and so their
+/// picks, alone — but never more than one above the port's share of the
+/// LIDs that may take it (a detour port few LIDs can use is not filled
+/// with them). Bounded loads keep the spread even where a group has few
+/// LIDs; rendezvous order keeps a lost candidate from moving more than
+/// its own LIDs and the few its share pushes on.
+fn pick_kind(
+    fabric: &Fabric,
+    kind: &Kind,
+    home: &[u64],
+    at: &AtSwitch,
+    scratch: &mut Scratch,
+    lft: &mut Lft,
+) {
+    let Scratch {
+        picked,
+        bounds,
+        homeward,
+    } = scratch;
+    picked.clear();
+    picked.extend(
+        kind.dests
+            .iter()
+            .map(|&(t, _)| t != at.s && !at.is_global(t)),
+    );
+    let chosen = || {
+        kind.dests
+            .iter()
+            .zip(picked.iter())
+            .filter(|d| *d.1)
+            .map(|d| *d.0)
+    };
+    let lids: usize = chosen().map(|(_, count)| count as usize).sum();
+    let delivers = kind.dests.iter().any(|&(t, _)| t == at.s);
+    if lids == 0 && !delivers {
+        return;
+    }
+    bounds.set(lids, chosen(), &at.row);
+    homeward.set(&kind.dests, picked, &at.row);
+    if fixed_by_home(kind, picked, at, bounds, homeward) {
+        for &(lid, d) in &kind.lids {
+            let t = kind.dests[d as usize].0;
+            if t == at.s {
+                lft.set(lid, delivery(fabric, lid));
+            } else if picked[d as usize] {
+                let port = toward_home(at.row[t.idx()], homeward.of(d as usize, home[lid.idx()]));
+                lft.set(lid, port.map_or(NO_PATH, |c| c.port));
+            }
+        }
+        return;
+    }
+    for &(lid, d) in &kind.lids {
+        let d = d as usize;
+        let t = kind.dests[d].0;
+        if t == at.s {
+            lft.set(lid, delivery(fabric, lid));
+        } else if picked[d] {
+            let only = homeward.of(d, home[lid.idx()]);
+            let pick = pick(
+                at.row[t.idx()],
+                lid,
+                home[lid.idx()],
+                only,
+                bounds,
+                at.own_key,
+            );
+            match pick {
+                Some(port) => {
+                    bounds.take(port);
+                    lft.set(lid, port);
+                }
+                None => lft.set(lid, NO_PATH),
+            }
+        }
+    }
+}
+
+/// The port that delivers `lid` at its switch.
+fn delivery(fabric: &Fabric, lid: Lid) -> PortNum {
+    fabric
+        .lid_owner(lid)
+        .map_or(NO_PATH, |o| fabric.delivery_port(o))
+}
+
+/// A LID's only candidate, or its only one towards its home (`only`,
+/// `Homeward::of`).
+fn toward_home(cands: &[Candidate], only: u16) -> Option<&Candidate> {
+    match cands {
+        [one] => Some(one),
+        _ if only == NONE || only == MANY => None,
+        _ => cands.get(usize::from(only)),
+    }
+}
+
+/// Whether every LID of `kind` that the switch picks for has one
+/// candidate, or one towards its home, and no port would carry more of
+/// them than its cap: then each takes that one, as no port fills up
+/// before its last LID has taken it (`pick_kind` would make the same
+/// picks one LID after the other), and the picks need no loads. On an
+/// intact Dragonfly+ this holds for nearly every switch and kind.
+fn fixed_by_home(
+    kind: &Kind,
+    picked: &[bool],
+    at: &AtSwitch,
+    bounds: &mut PortBounds,
+    homeward: &Homeward,
+) -> bool {
+    for &(d, home, lids) in &kind.by_home {
+        let (t, d) = (kind.dests[d as usize].0, d as usize);
+        if !picked[d] {
+            continue;
+        }
+        let Some(c) = toward_home(at.row[t.idx()], homeward.of(d, home)) else {
+            return false;
+        };
+        bounds.need[c.port.idx()] += lids;
+    }
+    bounds
+        .touched
+        .iter()
+        .all(|&p| bounds.need[p] <= bounds.cap[p])
+}
+
+/// The candidate of `cands` a LID with home bit `home` takes (`pick_kind`),
+/// `only` the one towards its home (`Homeward::of`).
+fn pick(
+    cands: &[Candidate],
+    lid: Lid,
+    home: u64,
+    only: u16,
+    bounds: &PortBounds,
+    key: u64,
+) -> Option<PortNum> {
+    let open = |c: &&Candidate| bounds.open(c.port);
+    let pick = match cands {
+        // Whether open or not, the one there is.
+        [one] => Some(one),
+        _ => match only {
+            NONE => None,
+            MANY => best_scored(
+                cands.iter().filter(|c| homeward(c, home)).filter(open),
+                lid,
+                key,
+            ),
+            i => cands.get(usize::from(i)).filter(open),
+        }
+        .or_else(|| best_scored(cands.iter().filter(open), lid, key))
+        .or_else(|| best_scored(cands.iter(), lid, key)),
+    };
+    pick.map(|c| c.port)
 }
 
 /// A spine's picks among its global cables for `lids`, each with its
@@ -286,8 +772,8 @@ fn pick_group(lids: &[Entry], own_key: u64, ports: usize) -> Vec<PortNum> {
 /// largest single demand, the least-carried one otherwise. The routes,
 /// not just the LIDs, spread evenly over the cables to a group, and a
 /// lost cable moves little beyond its own LIDs.
-fn deal(lids: &[(Lid, &[Candidate], u64)], own_key: u64, ports: usize) -> Vec<(Lid, PortNum)> {
-    let mut share = vec![0f64; ports];
+fn deal(lids: &[(Lid, &[Candidate], u64)], at: &AtSwitch, lft: &mut Lft) {
+    let mut share = vec![0f64; at.ports];
     let mut largest = 0u64;
     for &(_, cands, demand) in lids {
         largest = largest.max(demand);
@@ -300,23 +786,134 @@ fn deal(lids: &[(Lid, &[Candidate], u64)], own_key: u64, ports: usize) -> Vec<(L
         .iter()
         .map(|s| s.ceil() as u64 + largest / 2)
         .collect();
-    let mut carried = vec![0u64; ports];
-    let mut ranked: Vec<(f64, PortNum)> = Vec::new();
-    lids.iter()
-        .filter_map(|&(lid, cands, demand)| {
-            ranked.clear();
-            ranked.extend(cands.iter().map(|c| (score(c, lid, own_key), c.port)));
-            let within = ranked
-                .iter()
-                .filter(|(_, p)| carried[p.idx()] + demand <= cap[p.idx()])
-                .min_by(|a, b| a.0.total_cmp(&b.0));
-            let port = within
-                .or_else(|| ranked.iter().min_by_key(|(_, p)| carried[p.idx()]))?
-                .1;
-            carried[port.idx()] += demand;
-            Some((lid, port))
-        })
-        .collect()
+    let mut carried = vec![0u64; at.ports];
+    for &(lid, cands, demand) in lids {
+        let pick = match cands {
+            // Within its cap or not, the one there is.
+            [only] => Some(only),
+            _ => best_scored(
+                cands
+                    .iter()
+                    .filter(|c| carried[c.port.idx()] + demand <= cap[c.port.idx()]),
+                lid,
+                at.own_key,
+            )
+            .or_else(|| cands.iter().min_by_key(|c| carried[c.port.idx()])),
+        };
+        if let Some(c) = pick {
+            carried[c.port.idx()] += demand;
+            lft.set(lid, c.port);
+        }
+    }
+}
+
+/// One destination group's LIDs: all in LID order, and by kind.
+struct Group {
+    all: Vec<(Lid, SwitchId)>,
+    /// CAs' LIDs.
+    hosts: Kind,
+    /// Switches' own LIDs.
+    own: Kind,
+}
+
+/// The fabric's LIDs by the group of the switch that delivers them.
+struct Lids {
+    groups: Vec<Group>,
+    is_ca: Vec<bool>,
+}
+
+impl Lids {
+    /// Every kind's `Kind::by_home`.
+    fn set_homes(&mut self, home: &[u64]) {
+        for group in &mut self.groups {
+            group.hosts.set_homes(home);
+            group.own.set_homes(home);
+        }
+    }
+
+    fn new(fabric: &Fabric, roles: &Roles) -> Self {
+        let mut by_group: Vec<Vec<(Lid, SwitchId)>> = vec![Vec::new(); roles.groups()];
+        let mut is_ca = vec![false; fabric.lft_len()];
+        for (lid, owner) in fabric.lids() {
+            is_ca[lid.idx()] = fabric.switch_id(owner.node).is_none();
+            if let Some(t) = fabric.lid_switch(lid) {
+                by_group[roles.group(t)].push((lid, t));
+            }
+        }
+        let mut slot = vec![u32::MAX; fabric.graph().switch_count()];
+        let is_ca_ref = &is_ca;
+        let groups = by_group
+            .into_iter()
+            .map(|all| {
+                let of_kind = |ca: bool| {
+                    all.iter()
+                        .copied()
+                        .filter(move |&(lid, _)| is_ca_ref[lid.idx()] == ca)
+                };
+                Group {
+                    hosts: Kind::new(of_kind(true), &mut slot),
+                    own: Kind::new(of_kind(false), &mut slot),
+                    all,
+                }
+            })
+            .collect();
+        Lids { groups, is_ca }
+    }
+}
+
+/// The bounds `assign_homes` keeps within one group, on dense arrays.
+struct Bounds<'a> {
+    towards: &'a [Towards],
+    /// Per switch, its CA LIDs in the group.
+    count: Vec<u64>,
+    /// Per switch and home (64 slots a switch), the LIDs that took it.
+    load: Vec<u32>,
+    /// Per home switch, the group's LIDs that took it (or a ghost's
+    /// claim on it).
+    group_load: Vec<u32>,
+    /// The group's LIDs over its spines, rounded up.
+    group_cap: u32,
+}
+
+/// `x` rounded up, forgiving float noise below an integer.
+fn ceil_cap(x: f64) -> u32 {
+    (x - 1e-9).ceil().max(0.0) as u32
+}
+
+impl Bounds<'_> {
+    fn known(&self, t: SwitchId) -> &[(SwitchId, u64)] {
+        self.towards[t.idx()].known()
+    }
+
+    /// Home `k` of switch `t`'s share of `t`'s LIDs, by its cables.
+    fn here_cap(&self, t: SwitchId, k: usize) -> u32 {
+        let known = self.known(t);
+        let total: u64 = known.iter().map(|h| h.1).sum();
+        ceil_cap(self.count[t.idx()] as f64 * known[k].1 as f64 / total as f64)
+    }
+
+    fn open_here(&self, t: SwitchId, k: usize) -> bool {
+        self.load[t.idx() * 64 + k] < self.here_cap(t, k)
+    }
+
+    fn open_group(&self, h: SwitchId) -> bool {
+        self.group_load[h.idx()] < self.group_cap
+    }
+
+    fn take(&mut self, t: SwitchId, k: usize) {
+        self.load[t.idx() * 64 + k] += 1;
+        let h = self.known(t)[k].0;
+        self.group_load[h.idx()] += 1;
+    }
+
+    /// Ready for the next group: every count back to zero.
+    fn clear(&mut self, lids: &[(Lid, SwitchId)]) {
+        for &(_, t) in lids {
+            self.count[t.idx()] = 0;
+            self.load[t.idx() * 64..(t.idx() + 1) * 64].fill(0);
+        }
+        self.group_load.fill(0);
+    }
 }
 
 /// Each CA LID's home, one bit of its switch's `Towards::homes` (0: none;
@@ -330,148 +927,263 @@ fn deal(lids: &[(Lid, &[Candidate], u64)], own_key: u64, ports: usize) -> Vec<(L
 /// share of the group's LIDs (the group's LIDs over its spines), so that
 /// every spine is home to as many of the group's hosts and the cables
 /// towards it, up and global, share evenly.
-///
-/// In two rounds, so that a lost home moves little beyond its own LIDs:
-/// first every LID claims its best-scored home, the strongest claims
-/// (lowest scores) served first within both bounds; a LID whose best
-/// would be a switch the Dragonfly+ makes a home (a leaf's spine, a
-/// spine's leaf) that lost its cable keeps its claim on that one's group
-/// bound, as a ghost, so that no other LID takes its place and moves.
-/// Then the rest, those that lost their best home last, take their
-/// best-scored home still open.
 fn assign_homes(
     fabric: &Fabric,
     roles: &Roles,
-    by_group: &[Vec<(Lid, SwitchId)>],
+    lids: &Lids,
     towards: &[Towards],
+    keys: &[u64],
 ) -> Vec<u64> {
-    use std::collections::HashMap;
+    let n = fabric.graph().switch_count();
     let mut home = vec![0u64; fabric.lft_len()];
-    let known = |t: SwitchId| &towards[t.idx()].homes[..towards[t.idx()].homes.len().min(64)];
-    for (g, lids) in by_group.iter().enumerate() {
-        let kind: Vec<(Lid, SwitchId)> = lids
-            .iter()
-            .copied()
-            .filter(|&(lid, _)| is_ca(fabric, lid))
-            .collect();
-        let mut count: HashMap<SwitchId, u64> = HashMap::new();
+    let mut bounds = Bounds {
+        towards,
+        count: vec![0; n],
+        load: vec![0; n * 64],
+        group_load: vec![0; n],
+        group_cap: 0,
+    };
+    for (g, group) in lids.groups.iter().enumerate() {
+        let kind: Vec<(Lid, SwitchId)> = group.hosts.with_switches().collect();
         for &(_, t) in &kind {
-            *count.entry(t).or_default() += 1;
+            bounds.count[t.idx()] += 1;
         }
-        // The bounds: per (switch, home) its share of the switch's
-        // LIDs, per home the group's LIDs over its spines, rounded up.
-        let fraction = |t: SwitchId, w: u64| {
-            let total: u64 = known(t).iter().map(|h| h.1).sum();
-            count[&t] as f64 * w as f64 / total as f64
-        };
-        let cap = |x: f64| (x - 1e-9).ceil().max(0.0) as u32;
         let spines = roles.plus.spines[g].len().max(1) as f64;
-        let group_cap = cap(kind.len() as f64 / spines);
-        let here_cap = |t: SwitchId, k: usize| cap(fraction(t, known(t)[k].1));
-        let mut load: HashMap<(SwitchId, usize), u32> = HashMap::new();
-        let mut group_load: HashMap<SwitchId, u32> = HashMap::new();
-        // Each LID's homes, best-scored first.
-        let ranked: Vec<Vec<(f64, usize)>> = kind
-            .iter()
-            .map(|&(lid, t)| {
-                let mut r: Vec<(f64, usize)> = known(t)
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &(h, w))| {
-                        let u = unit(lid, mix(fabric.switch_node(h).guid));
-                        (neg_log2(u) / w as f64, k)
-                    })
-                    .collect();
-                r.sort_by(|a, b| a.0.total_cmp(&b.0));
-                r
-            })
-            .collect();
-        let mut chosen: Vec<Option<usize>> = vec![None; kind.len()];
-        let take = |i: usize, k: usize, load: &mut HashMap<_, u32>, group: &mut HashMap<_, u32>| {
-            let t = kind[i].1;
-            *load.entry((t, k)).or_default() += 1;
-            *group.entry(known(t)[k].0).or_default() += 1;
-            k
-        };
-        // A ghost: the best-scored of the switches the Dragonfly+
-        // would make a home (a leaf's spines, a spine's leaves) where
-        // that one lost its cable and scores better than every home.
-        let lost_best = |i: usize| -> Option<(f64, SwitchId)> {
-            let (lid, t) = kind[i];
-            let best = ranked[i].first().map_or(f64::INFINITY, |r| r.0);
-            let plus = roles.plus;
-            let g = plus.group_of[t.idx()];
-            let peers = if plus.is_leaf[t.idx()] {
-                &plus.spines[g]
-            } else {
-                &plus.leaves[g]
-            };
-            peers
-                .iter()
-                .filter(|&&h| !known(t).iter().any(|k| k.0 == h))
-                .map(|&h| (neg_log2(unit(lid, mix(fabric.switch_node(h).guid))), h))
-                .filter(|&(score, _)| score < best)
-                .min_by(|a, b| a.0.total_cmp(&b.0))
-        };
-        let ghost: Vec<Option<(f64, SwitchId)>> = (0..kind.len()).map(lost_best).collect();
-        let lost: Vec<bool> = ghost.iter().map(Option::is_some).collect();
-        let claim = |i: usize| {
-            ghost[i].map_or_else(|| ranked[i].first().map_or(f64::INFINITY, |r| r.0), |g| g.0)
-        };
-        let mut first: Vec<usize> = (0..kind.len())
-            .filter(|&i| lost[i] || !ranked[i].is_empty())
-            .collect();
-        first.sort_by(|&a, &b| claim(a).total_cmp(&claim(b)));
-        for i in first {
-            if let Some((_, h)) = ghost[i] {
-                if group_load.get(&h).copied().unwrap_or(0) < group_cap {
-                    *group_load.entry(h).or_default() += 1;
-                }
-                continue;
-            }
-            let (t, k) = (kind[i].1, ranked[i][0].1);
-            let h = known(t)[k].0;
-            if load.get(&(t, k)).copied().unwrap_or(0) < here_cap(t, k)
-                && group_load.get(&h).copied().unwrap_or(0) < group_cap
-            {
-                chosen[i] = Some(take(i, k, &mut load, &mut group_load));
-            }
-        }
-        // The second round: the rest, those that lost their best home
-        // last, so that they take what is left and push nobody on.
-        let (kept, moved): (Vec<usize>, Vec<usize>) = (0..kind.len()).partition(|&i| !lost[i]);
-        for i in kept.into_iter().chain(moved) {
-            if chosen[i].is_some() || ranked[i].is_empty() {
-                continue;
-            }
-            let t = kind[i].1;
-            let open_here = |k: usize| load.get(&(t, k)).copied().unwrap_or(0) < here_cap(t, k);
-            let open_group = |k: usize| {
-                let h = known(t)[k].0;
-                group_load.get(&h).copied().unwrap_or(0) < group_cap
-            };
-            let k = ranked[i]
-                .iter()
-                .find(|r| open_here(r.1) && open_group(r.1))
-                .or_else(|| ranked[i].iter().find(|r| open_here(r.1)))
-                .unwrap_or(&ranked[i][0])
-                .1;
-            chosen[i] = Some(take(i, k, &mut load, &mut group_load));
-        }
-        for (i, k) in chosen.into_iter().enumerate() {
+        bounds.group_cap = ceil_cap(kind.len() as f64 / spines);
+        let chosen = homes_in_group(roles, keys, &kind, &mut bounds);
+        for (&(lid, _), k) in kind.iter().zip(chosen) {
             if let Some(k) = k {
-                home[kind[i].0.idx()] = 1 << k;
+                home[lid.idx()] = 1 << k;
             }
         }
+        bounds.clear(&kind);
     }
     home
 }
 
-/// Whether `lid` is a CA's (not a switch's own).
-fn is_ca(fabric: &Fabric, lid: Lid) -> bool {
-    fabric
-        .lid_owner(lid)
-        .is_some_and(|o| fabric.switch_id(o.node).is_none())
+/// The homes (indices into their switch's `Towards::known`) of one
+/// group's CA LIDs `kind`, in two rounds, so that a lost home moves
+/// little beyond its own LIDs: first every LID claims its best-scored
+/// home, the strongest claims (lowest scores) served first within both
+/// bounds; a LID whose best would be a switch the Dragonfly+ makes a home
+/// (a leaf's spine, a spine's leaf) that lost its cable keeps its claim on
+/// that one's group bound, as a ghost, so that no other LID takes its
+/// place and moves. Then the rest, those that lost their best home last,
+/// take their best-scored home still open.
+fn homes_in_group(
+    roles: &Roles,
+    keys: &[u64],
+    kind: &[(Lid, SwitchId)],
+    bounds: &mut Bounds,
+) -> Vec<Option<usize>> {
+    let rank = |u: f64, w: u64| neg_log2(u) / w as f64;
+    // Each LID's homes, best-scored first.
+    let ranked: Vec<Vec<(f64, usize)>> = kind
+        .iter()
+        .map(|&(lid, t)| {
+            let mut r: Vec<(f64, usize)> = bounds
+                .known(t)
+                .iter()
+                .enumerate()
+                .map(|(k, &(h, w))| (rank(unit(lid, keys[h.idx()]), w), k))
+                .collect();
+            r.sort_by(|a, b| a.0.total_cmp(&b.0));
+            r
+        })
+        .collect();
+    let ghost: Vec<Option<(f64, SwitchId)>> = kind
+        .iter()
+        .zip(&ranked)
+        .map(|(&(lid, t), r)| lost_best(roles, keys, bounds.known(t), lid, t, r))
+        .collect();
+    let claim = |i: usize| {
+        ghost[i].map_or_else(|| ranked[i].first().map_or(f64::INFINITY, |r| r.0), |g| g.0)
+    };
+    let mut first: Vec<usize> = (0..kind.len())
+        .filter(|&i| ghost[i].is_some() || !ranked[i].is_empty())
+        .collect();
+    first.sort_by(|&a, &b| claim(a).total_cmp(&claim(b)));
+    let mut chosen: Vec<Option<usize>> = vec![None; kind.len()];
+    for i in first {
+        if let Some((_, h)) = ghost[i] {
+            if bounds.open_group(h) {
+                bounds.group_load[h.idx()] += 1;
+            }
+            continue;
+        }
+        let (t, k) = (kind[i].1, ranked[i][0].1);
+        if bounds.open_here(t, k) && bounds.open_group(bounds.known(t)[k].0) {
+            bounds.take(t, k);
+            chosen[i] = Some(k);
+        }
+    }
+    // The second round: the rest, those that lost their best home last,
+    // so that they take what is left and push nobody on.
+    let (kept, moved): (Vec<usize>, Vec<usize>) =
+        (0..kind.len()).partition(|&i| ghost[i].is_none());
+    for i in kept.into_iter().chain(moved) {
+        if chosen[i].is_some() || ranked[i].is_empty() {
+            continue;
+        }
+        let t = kind[i].1;
+        let open_group = |k: usize| bounds.open_group(bounds.known(t)[k].0);
+        let k = ranked[i]
+            .iter()
+            .find(|r| bounds.open_here(t, r.1) && open_group(r.1))
+            .or_else(|| ranked[i].iter().find(|r| bounds.open_here(t, r.1)))
+            .unwrap_or(&ranked[i][0])
+            .1;
+        bounds.take(t, k);
+        chosen[i] = Some(k);
+    }
+    chosen
+}
+
+/// A ghost: the best-scored of the switches the Dragonfly+ would make a
+/// home of `lid` at `t` (a leaf's spines, a spine's leaves) where that one
+/// lost its cable and scores better than every home (`ranked`, best
+/// first).
+fn lost_best(
+    roles: &Roles,
+    keys: &[u64],
+    known: &[(SwitchId, u64)],
+    lid: Lid,
+    t: SwitchId,
+    ranked: &[(f64, usize)],
+) -> Option<(f64, SwitchId)> {
+    let best = ranked.first().map_or(f64::INFINITY, |r| r.0);
+    let plus = roles.plus;
+    let g = plus.group_of[t.idx()];
+    let peers = if plus.is_leaf[t.idx()] {
+        &plus.spines[g]
+    } else {
+        &plus.leaves[g]
+    };
+    peers
+        .iter()
+        .filter(|&&h| !known.iter().any(|k| k.0 == h))
+        .map(|&h| (neg_log2(unit(lid, keys[h.idx()])), h))
+        .filter(|&(score, _)| score < best)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// Switch `at.s`'s entries for the LIDs it delivers and for those whose
+/// candidates go up or down. CAs' LIDs and switches' own apart: the
+/// bounds count hosts' routes, which management LIDs would skew.
+fn up_and_down(fabric: &Fabric, lids: &Lids, home: &[u64], at: &AtSwitch, lft: &mut Lft) {
+    let mut scratch = Scratch {
+        picked: Vec::new(),
+        bounds: PortBounds::new(at.ports),
+        homeward: Homeward::default(),
+    };
+    for group in &lids.groups {
+        for kind in [&group.hosts, &group.own] {
+            pick_kind(fabric, kind, home, at, &mut scratch, lft);
+        }
+    }
+}
+
+/// How switch `at.s` reaches a group's switches by global cables.
+#[derive(PartialEq, Eq)]
+enum Reach {
+    /// It does not: none of its candidates towards them is global.
+    NotGlobal,
+    /// Each over one cable: nothing to deal.
+    OneCable,
+    /// Some over a choice of cables: `deal` by demand.
+    Choice,
+}
+
+fn reach(group: &Group, at: &AtSwitch) -> Reach {
+    let mut reach = Reach::NotGlobal;
+    for &(t, _) in group.hosts.dests.iter().chain(&group.own.dests) {
+        if t != at.s && at.is_global(t) {
+            if at.row[t.idx()].len() > 1 {
+                return Reach::Choice;
+            }
+            reach = Reach::OneCable;
+        }
+    }
+    reach
+}
+
+/// Demand on switch `at.s`, for each destination group it deals
+/// (`Reach::Choice`), per LID of the group (`Group::all`'s order): the
+/// hosts of every neighbour whose table sends the LID here. Switches' own
+/// LIDs carry management traffic only; counting them would let a few
+/// LIDs that every leaf must send through one spine skew the deal.
+fn demand(fabric: &Fabric, lids: &Lids, lfts: &[Lft], at: &AtSwitch) -> Vec<(usize, Vec<u32>)> {
+    let graph = fabric.graph();
+    let feeders: Vec<(SwitchId, u32)> = graph
+        .neighbours(at.s)
+        .iter()
+        .map(|&u| (u, graph.hosts(u)))
+        .filter(|&(_, hosts)| hosts > 0)
+        .collect();
+    let sent_here =
+        |u: SwitchId, lid: Lid| graph.switch_behind(u, lfts[u.idx()].get(lid)) == Some(at.s);
+    lids.groups
+        .iter()
+        .enumerate()
+        .filter(|(_, group)| reach(group, at) == Reach::Choice)
+        .map(|(g, group)| {
+            let per_lid = group
+                .all
+                .iter()
+                .map(|&(lid, _)| {
+                    feeders
+                        .iter()
+                        .filter(|&&(u, _)| lids.is_ca[lid.idx()] && sent_here(u, lid))
+                        .map(|&(_, hosts)| hosts)
+                        .sum()
+                })
+                .collect();
+            (g, per_lid)
+        })
+        .collect()
+}
+
+/// Spine `at.s`'s entries for the LIDs whose candidates are global
+/// cables, per destination group, by `demand` where it has a choice.
+fn global(lids: &Lids, demand: &[(usize, Vec<u32>)], at: &AtSwitch, lft: &mut Lft) {
+    let by_global = |&&(_, t): &&(Lid, SwitchId)| t != at.s && at.is_global(t);
+    for (g, group) in lids.groups.iter().enumerate() {
+        match reach(group, at) {
+            Reach::NotGlobal => {}
+            Reach::OneCable => {
+                for kind in [&group.hosts, &group.own] {
+                    // Per destination, its one global cable (if global).
+                    let cable: Vec<Option<PortNum>> = kind
+                        .dests
+                        .iter()
+                        .map(|&(t, _)| match at.row[t.idx()] {
+                            [one] if t != at.s && one.global => Some(one.port),
+                            _ => None,
+                        })
+                        .collect();
+                    for &(lid, d) in &kind.lids {
+                        if let Some(port) = cable[d as usize] {
+                            lft.set(lid, port);
+                        }
+                    }
+                }
+            }
+            Reach::Choice => {
+                let demand = demand.iter().find(|d| d.0 == g).map(|d| d.1.as_slice());
+                let entries: Vec<(Lid, &[Candidate], u64)> = group
+                    .all
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| by_global(e))
+                    .map(|(i, &(lid, t))| {
+                        let d = demand.and_then(|d| d.get(i)).copied().unwrap_or(0);
+                        (lid, at.row[t.idx()], u64::from(d))
+                    })
+                    .collect();
+                deal(&entries, at, lft);
+            }
+        }
+    }
 }
 
 /// Every switch's table: per destination switch its candidates (on all
@@ -480,82 +1192,30 @@ fn is_ca(fabric: &Fabric, lid: Lid) -> bool {
 /// on each spine.
 pub fn forwarding_tables(fabric: &Fabric, roles: &Roles) -> Vec<Lft> {
     let graph = fabric.graph();
+    let keys: Vec<u64> = graph
+        .ids()
+        .map(|s| mix(fabric.switch_node(s).guid))
+        .collect();
     let mut towards: Vec<Towards> = vec![Towards::default(); graph.switch_count()];
+    let arcs = Arcs::new(fabric, roles);
     crate::parallel::for_each_row(&mut towards, |t, row| {
-        *row = candidates(fabric, roles, SwitchId::new(t));
+        *row = candidates(&arcs, &keys, SwitchId::new(t));
     });
-    // LIDs by the group of the switch that delivers them.
-    let mut by_group: Vec<Vec<(Lid, SwitchId)>> = vec![Vec::new(); roles.groups()];
-    for (lid, _) in fabric.lids() {
-        if let Some(t) = fabric.lid_switch(lid) {
-            by_group[roles.group(t)].push((lid, t));
-        }
-    }
-    let home = assign_homes(fabric, roles, &by_group, &towards);
-    let is_ca = |lid: Lid| is_ca(fabric, lid);
-    let at = |t: SwitchId, s: SwitchId| towards[t.idx()].cands[s.idx()].as_slice();
-    let is_global = |t: SwitchId, s: SwitchId| at(t, s).first().is_some_and(|c| c.global);
-    let key = |s: SwitchId| mix(fabric.switch_node(s).guid);
+    let lids = Lids::new(fabric, roles);
+    let mut lids = lids;
+    let home = assign_homes(fabric, roles, &lids, &towards, &keys);
+    lids.set_homes(&home);
+    let at = |s: usize| AtSwitch::new(fabric, &towards, &keys, SwitchId::new(s));
     let mut lfts = Routing::empty_lfts(fabric);
     crate::parallel::for_each_row(&mut lfts, |s, lft| {
-        let s = SwitchId::new(s);
-        for lids in &by_group {
-            // CAs' LIDs and switches' own apart: the bounds count hosts'
-            // routes, which management LIDs would skew.
-            for hosts in [true, false] {
-                let mut with: Vec<Entry> = Vec::new();
-                for &(lid, t) in lids.iter().filter(|&&(lid, _)| is_ca(lid) == hosts) {
-                    if t == s {
-                        lft.set(
-                            lid,
-                            fabric
-                                .lid_owner(lid)
-                                .map_or(NO_PATH, |o| fabric.delivery_port(o)),
-                        );
-                    } else if !is_global(t, s) {
-                        with.push((lid, at(t, s), home[lid.idx()]));
-                    }
-                }
-                for ((lid, _, _), port) in
-                    with.iter()
-                        .zip(pick_group(&with, key(s), graph.port_slots(s)))
-                {
-                    lft.set(*lid, port);
-                }
-            }
-        }
+        up_and_down(fabric, &lids, &home, &at(s), lft);
     });
-    // Demand on each switch per CA LID: the hosts of every switch whose
-    // table sends the LID to it. (Switches' own LIDs carry management
-    // traffic only; counting them would let a few LIDs that every leaf
-    // must send through one spine skew the deal.)
-    let lid_list: Vec<(Lid, SwitchId)> = by_group
-        .iter()
-        .flatten()
-        .copied()
-        .filter(|&(lid, _)| is_ca(lid))
-        .collect();
-    let mut demand = vec![vec![0u64; fabric.lft_len()]; graph.switch_count()];
-    for u in graph.ids() {
-        let weight = u64::from(graph.hosts(u));
-        for &(lid, _) in &lid_list {
-            if let Some(next) = graph.switch_behind(u, lfts[u.idx()].get(lid)) {
-                demand[next.idx()][lid.idx()] += weight;
-            }
-        }
-    }
+    let mut demands: Vec<Vec<(usize, Vec<u32>)>> = vec![Vec::new(); graph.switch_count()];
+    crate::parallel::for_each_row(&mut demands, |s, row| {
+        *row = demand(fabric, &lids, &lfts, &at(s));
+    });
     crate::parallel::for_each_row(&mut lfts, |s, lft| {
-        let s = SwitchId::new(s);
-        for lids in &by_group {
-            let global: Vec<(Lid, &[Candidate], u64)> = lids
-                .iter()
-                .filter(|&&(_, t)| t != s && is_global(t, s))
-                .map(|&(lid, t)| (lid, at(t, s), demand[s.idx()][lid.idx()]))
-                .collect();
-            for (lid, port) in deal(&global, key(s), graph.port_slots(s)) {
-                lft.set(lid, port);
-            }
-        }
+        global(&lids, &demands[s], &at(s), lft);
     });
     lfts
 }
