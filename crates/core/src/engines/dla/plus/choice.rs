@@ -134,7 +134,7 @@ pub fn candidates(fabric: &Fabric, roles: &Roles, t: SwitchId) -> Towards {
                     port,
                     weight: width[to.idx()],
                     key: mix(fabric.switch_node(to).guid).wrapping_add(bundle),
-                    global: roles.class(x, to) == Class::Global,
+                    global: roles.class(x, to).is_global(),
                     reaches,
                 });
                 width[x.idx()] = width[x.idx()].saturating_add(width[to.idx()]);

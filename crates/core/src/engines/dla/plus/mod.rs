@@ -42,6 +42,11 @@ pub enum Class {
 }
 
 impl Class {
+    /// Whether the channel is a global cable (spine to spine).
+    pub fn is_global(self) -> bool {
+        self == Class::Global
+    }
+
     /// Which class a switch prefers among equally good cables: up, then
     /// down (stay in the group), then global.
     fn preference(self) -> u8 {
