@@ -142,13 +142,18 @@ pub fn route(fabric: &Fabric, plus: &DragonflyPlus, base: u8) -> Result<Routing,
     };
     let (lfts, lanes, valiant) = match through_groups {
         Some((lfts, valiant)) => match lanes::assign(fabric, &roles, &lfts, base) {
-            Ok(lanes) => (lfts, lanes, valiant),
-            // Non-minimal extra LIDs are a bonus: where their lanes do not
-            // fit the SLs or VLs, the extra LIDs stay minimal.
-            Err((_, why)) => {
+            Ok(lanes) if lanes.vls <= lanes::LANE_VLS => (lfts, lanes, valiant),
+            // Non-minimal extra LIDs are a bonus: where their paths do not
+            // fit the SLs, or need a reserve layer above the three VLs,
+            // the extra LIDs stay minimal.
+            outcome => {
+                let why = match outcome {
+                    Ok(lanes) => format!("{} VLs", lanes.vls),
+                    Err((_, why)) => why,
+                };
                 log::warn!(
                     "dla: the extra LIDs (LMC > 0) keep minimal paths: through intermediate groups they would \
-                     need more lanes than fit ({why})"
+                     need more SLs or VLs than fit ({why})"
                 );
                 let lanes = assign(&minimal)?;
                 (minimal, lanes, 0)
