@@ -5,11 +5,12 @@
 //!
 //! **Best paths.** A path to the destination `t` is judged by, in this
 //! order: whether it makes more backward turns than the lanes have VLs
-//! (a turn from a down channel to an up one at a leaf, the bounce round a
-//! missing leaf–spine cable, or from a global channel to a global one at
-//! a spine, the crossing of a middle group), its hops, its backward
-//! turns, and the class of its first cable (up, then down, then global: a
-//! spine stays in its group rather than leave it). Dijkstra from `t`
+//! (`super::backward`: a turn from a down channel to an up one at a leaf,
+//! the bounce round a missing leaf–spine cable, or from a falling global
+//! channel to a rising one at a spine, a middle group that is a valley),
+//! its hops, its backward turns, and the class of its first cable (up,
+//! then down, then rising, then falling global: a spine stays in its
+//! group rather than leave it). Dijkstra from `t`
 //! settles every switch with its best label and takes as candidates all
 //! its cables that give it, given the choice of the switch each leads to.
 //! So paths are the shortest ones within the lanes' VLs; on an intact
@@ -176,15 +177,22 @@ impl Arcs {
 }
 
 /// Every class, in the order of `slot`.
-const CLASSES: [Class; 4] = [Class::Terminal, Class::Up, Class::Global, Class::Down];
+const CLASSES: [Class; 5] = [
+    Class::Terminal,
+    Class::Up,
+    Class::Rise,
+    Class::Fall,
+    Class::Down,
+];
 
 /// A class's place in `CLASSES`.
 fn slot(class: Class) -> usize {
     match class {
         Class::Terminal => 0,
         Class::Up => 1,
-        Class::Global => 2,
-        Class::Down => 3,
+        Class::Rise => 2,
+        Class::Fall => 3,
+        Class::Down => 4,
     }
 }
 
@@ -202,7 +210,7 @@ struct Search<'a> {
     /// cable gives (`Label::NONE` until it is settled): a switch's
     /// candidates and its neighbours' offers are then read, not worked
     /// out again for every cable.
-    offers: Vec<[Label; 4]>,
+    offers: Vec<[Label; 5]>,
     /// Per switch, the number of best paths from it.
     width: Vec<u64>,
     /// Per switch, the homes its best paths can enter `t` from.
@@ -225,7 +233,7 @@ pub fn candidates(arcs: &Arcs, keys: &[u64], t: SwitchId) -> Towards {
         first_out: vec![Class::Terminal; n],
         best: vec![Label::NONE; n],
         settled: vec![false; n],
-        offers: vec![[Label::NONE; 4]; n],
+        offers: vec![[Label::NONE; 5]; n],
         width: vec![0; n],
         reach: vec![0; n],
         heap: BinaryHeap::new(),
@@ -291,7 +299,7 @@ impl Search<'_> {
                 // the same label), so `bundle` is also the cable's place
                 // among the candidates to `to`.
                 key: self.keys[to.idx()].wrapping_add(a.bundle),
-                global: a.out == Class::Global,
+                global: a.out.is_global(),
                 reaches,
             });
             self.width[x.idx()] = self.width[x.idx()].saturating_add(self.width[to.idx()]);

@@ -2,178 +2,686 @@
 //! the switches.
 //!
 //! **The rule.** A path starts on VL 0 and moves up one VL at every
-//! backward turn (`super::backward`: down → up at a leaf, global → global
-//! at a spine). So within one VL, every dependency between two channels
-//! of a path is a forward turn (up → global, up → down, global → down),
-//! from a lower class to a higher one in the order up < global < down, and
-//! the dependencies of one VL — whichever paths and SLs put them there —
-//! close no cycle; between VLs dependencies only go upwards. Hence no
-//! credit loop, by construction. Paths with at most one backward turn
-//! (every path on a Dragonfly+ with its intact share of cables but for a
-//! few missing ones) need 2 VLs, with two 3, and an intact one only VL 0.
+//! backward turn (`super::backward`: down → up at a leaf, fall → rise at
+//! the spine of a valley group). So within one VL every dependency between
+//! two channels of a path is a forward turn, from a lower channel to a
+//! higher one in the order up < rise < fall < down, and the dependencies
+//! of one VL — whichever paths and SLs put them there — close no cycle;
+//! between VLs dependencies only go upwards. Hence no credit loop, by
+//! construction. An intact Dragonfly+'s host paths make no backward turn
+//! (VL 0 only); paths with one backward turn need 2 VLs, with two 3.
 //!
-//! **SLs.** A switch maps (SL, in-port, out-port) to a VL; it cannot see
-//! how many turns a packet has made. So a path is described by the VL of
-//! each of its hops (switch, in-port, out-port), its *lane*, and paths
-//! whose lanes agree on every hop they share are merged into one SL (base
-//! SL + the lane's number). Paths without a backward turn are all on VL 0
-//! and share the base SL (lane 0): on an intact Dragonfly+ that is every
-//! path between hosts on leaves. The others are placed first-fit on lanes
-//! 1, 2, ...; a path with more than two backward turns fits no lane and
-//! takes a reserve layer above the lanes, the whole path on one VL,
-//! placed so that no layer's dependencies close a cycle
-//! (`deadlock::layers::place_paths`).
+//! **SLs: one rule per class of path.** A switch maps (SL, in-port,
+//! out-port) to a VL; it cannot see how many turns a packet has made. But
+//! the class of its in- and out-channel tells it which *turn* the packet
+//! makes there, and a path's class — the VL of each kind of turn it makes
+//! — tells the VL. An SL's tables are a *program*: per key, the VL of the
+//! channel after that turn, where a key is the turn's kind (up → rise, …,
+//! down → up: ten) at a switch of one colour of groups (group number mod
+//! 3). A path's *signature* is its program: each key it turns through with
+//! the VL the rule gives there. Paths share an SL when their signatures
+//! agree on every key they both use; the distinct signatures are few (they
+//! count kinds of paths, not paths), so the SLs do not grow with the
+//! fabric. Paths without a backward turn all agree (every key on VL 0):
+//! they take the base SL (`dla.sl`), which is the only SL of an intact
+//! Dragonfly+'s host paths.
+//!
+//! Colours tell apart the turns of one kind that one path makes in two
+//! groups on two VLs: a detour or an extra LID through a middle group
+//! turns up → global in its first group on VL 0 and again in the middle
+//! group on VL 1 (`super::valiant` picks middle groups of a third colour
+//! for that). A path that still turns one kind twice at one colour on two
+//! VLs (or more than twice backwards, or that the tables do not deliver)
+//! is rare; it gets SLs of its own whose tables name the VL of each hop
+//! (switch, in-port, out-port), merged first-fit, and one that turns back
+//! more than twice a reserve layer: the whole path on one VL above,
+//! placed so that no layer's dependencies close a cycle (checked as they
+//! are placed).
+//!
+//! The signatures of all (source switch, LID) paths come from one pass
+//! per LID over the switches (each switch's signature from the next
+//! one's), on dense tables, LIDs in blocks on all cores.
 
 use std::collections::HashMap;
 
+use super::rules::{self, Program, Turns, KEYS};
 use super::{backward, Class, Roles};
 use crate::deadlock::virtual_layers::placement::place_paths;
 use crate::error::Decline;
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchId};
-use crate::routing::{Lft, PathSl, Sl2Vl, SwitchSls, ALL_VL0, NUM_SLS};
+use crate::routing::{Lft, PathSl, Sl2Vl, SlVlTable, SwitchSls, ALL_VL0, NUM_SLS};
 
 /// VLs a lane may use: three (two backward turns).
 pub const LANE_VLS: u8 = 3;
 
+/// Where a switch port leads: the switch across it (`NONE` for a CA,
+/// port 0 or nothing), the port it arrives on there, and the class of the
+/// channel.
+#[derive(Clone, Copy)]
+struct Far {
+    switch: u32,
+    port: PortNum,
+    class: Class,
+}
+
+const NOWHERE: Far = Far {
+    switch: NONE,
+    port: PortNum::NO_PATH,
+    class: Class::Terminal,
+};
+
+/// What each switch port leads to, densely.
+struct Ports {
+    /// Per switch, where its ports start in `far` (and where the last
+    /// ends).
+    start: Vec<usize>,
+    far: Vec<Far>,
+    /// Per switch, its group's colour.
+    colour: Vec<u8>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl Ports {
+    fn new(fabric: &Fabric, roles: &Roles) -> Self {
+        let graph = fabric.graph();
+        let mut start = Vec::with_capacity(graph.switch_count());
+        let mut far = Vec::new();
+        for s in graph.ids() {
+            start.push(far.len());
+            far.extend(
+                graph
+                    .peers(s)
+                    .iter()
+                    .enumerate()
+                    .map(|(p, peer)| match peer {
+                        Some(Peer::Switch { switch, port }) if p != 0 && *switch != s => Far {
+                            switch: switch.idx() as u32,
+                            port: *port,
+                            class: roles.class(s, *switch),
+                        },
+                        _ => NOWHERE,
+                    }),
+            );
+        }
+        start.push(far.len());
+        Ports {
+            start,
+            far,
+            colour: graph
+                .ids()
+                .map(|s| rules::colour(roles.group(s)) as u8)
+                .collect(),
+        }
+    }
+
+    /// Where `port` of switch `s` leads.
+    fn hop(&self, s: usize, port: PortNum) -> Far {
+        let at = self.start[s] + port.idx();
+        if at < self.start[s + 1] {
+            self.far[at]
+        } else {
+            NOWHERE
+        }
+    }
+
+    /// The class of the channel into `s` through `port`, and of the one
+    /// out (terminal both for a CA, port 0 or nothing).
+    fn classes(&self, roles: &Roles, s: SwitchId, port: PortNum) -> (Class, Class) {
+        match self.hop(s.idx(), port) {
+            far if far.switch == NONE => (Class::Terminal, Class::Terminal),
+            far => (
+                roles.class(SwitchId::new(far.switch as usize), s),
+                far.class,
+            ),
+        }
+    }
+}
+
+/// Where `Column::fill` stands with a switch.
+const UNKNOWN: u8 = 0;
+const ON_STACK: u8 = 1;
+const DONE: u8 = 2;
+
+/// Every switch's turns towards one LID: `tail[x]`, the turns of the
+/// path from switch x after its first hop — for the path from x, all its
+/// turns between switches. A switch's come from the next one's, so each is
+/// worked out once.
+struct Column<'a> {
+    ports: &'a Ports,
+    tail: Vec<Turns>,
+    state: Vec<u8>,
+    stack: Vec<usize>,
+}
+
+impl<'a> Column<'a> {
+    fn new(ports: &'a Ports) -> Self {
+        let n = ports.start.len() - 1;
+        Column {
+            ports,
+            tail: vec![Turns::NONE; n],
+            state: vec![UNKNOWN; n],
+            stack: Vec::new(),
+        }
+    }
+
+    /// Fills `tail` for the LID delivered by switch `t`, each switch
+    /// forwarding it through `out(switch)`.
+    fn fill(&mut self, t: usize, out: impl Fn(usize) -> PortNum) {
+        self.state.fill(UNKNOWN);
+        self.state[t] = DONE;
+        self.tail[t] = Turns::NONE;
+        for start in 0..self.state.len() {
+            if self.state[start] != UNKNOWN {
+                continue;
+            }
+            // Down the path to a switch whose turns are known, then back
+            // up the stack.
+            let mut x = start;
+            let value = loop {
+                let y = self.ports.hop(x, out(x)).switch as usize;
+                if y == NONE as usize {
+                    break Turns::UNFIT;
+                }
+                if y == t {
+                    break Turns::NONE;
+                }
+                match self.state[y] {
+                    DONE => break self.through(x, y, &out),
+                    ON_STACK => break Turns::UNFIT,
+                    _ => {
+                        self.state[x] = ON_STACK;
+                        self.stack.push(x);
+                        x = y;
+                    }
+                }
+            };
+            self.tail[x] = value;
+            self.state[x] = DONE;
+            while let Some(p) = self.stack.pop() {
+                self.tail[p] = self.through(p, x, &out);
+                self.state[p] = DONE;
+                x = p;
+            }
+        }
+    }
+
+    /// The turns of `x`'s path, which goes on through `y` (whose turns are
+    /// known and which is not the LID's switch).
+    fn through(&self, x: usize, y: usize, out: &impl Fn(usize) -> PortNum) -> Turns {
+        let came = self.ports.hop(x, out(x)).class;
+        let next = self.ports.hop(y, out(y)).class;
+        match rules::key(usize::from(self.ports.colour[y]), came, next) {
+            Some(key) => self.tail[y].after(key),
+            None => Turns::UNFIT,
+        }
+    }
+}
+
+/// LIDs per block of `Column` passes: their forwarding entries are read
+/// switch by switch into a block that stays in cache.
+const BLOCK: usize = 64;
+
+/// LIDs per `Chunk`, the unit of work of a core.
+const CHUNK: usize = 4 * BLOCK;
+
+/// The turns of the paths to a range of LIDs: per (switch, LID) a number,
+/// `FLAT`, `UNFIT`, `LATER` or one more than the index of its turns in
+/// `kinds`.
+struct Chunk {
+    lids: std::ops::Range<usize>,
+    /// `switch * lids.len() + (lid - lids.start)`.
+    ids: Vec<u8>,
+    kinds: Vec<Turns>,
+    index: HashMap<Turns, u8, std::hash::BuildHasherDefault<Mixer>>,
+}
+
+/// A hasher for `Turns` (one `u64`): splitmix's finaliser, far cheaper
+/// than the default for the millions of lookups of a big fabric.
+#[derive(Default)]
+struct Mixer(u64);
+
+impl std::hash::Hasher for Mixer {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = crate::rng::mix(self.0 ^ u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = crate::rng::mix(self.0 ^ n);
+    }
+}
+
+/// Paths that never turn back.
+const FLAT: u8 = 0;
+/// More kinds of path in one chunk than numbers: looked at one by one.
+const LATER: u8 = 254;
+/// Paths that turn back more than twice, make more turns than `Turns`
+/// holds, or are not delivered.
+const UNFIT: u8 = 255;
+
+impl Chunk {
+    fn new(lids: std::ops::Range<usize>) -> Self {
+        Chunk {
+            lids,
+            ids: Vec::new(),
+            kinds: Vec::new(),
+            index: HashMap::default(),
+        }
+    }
+
+    /// Works out the turns of every switch's path to each LID of the
+    /// range.
+    fn fill(&mut self, ports: &Ports, lfts: &[Lft], dest: &[u32]) {
+        let n = lfts.len();
+        let len = self.lids.len();
+        self.ids = vec![FLAT; n * len];
+        let mut column = Column::new(ports);
+        let mut block = vec![0u8; BLOCK * n];
+        for lo in self.lids.clone().step_by(BLOCK) {
+            let hi = (lo + BLOCK).min(self.lids.end);
+            for (x, lft) in lfts.iter().enumerate() {
+                for (j, &port) in lft.as_bytes()[lo..hi].iter().enumerate() {
+                    block[j * n + x] = port;
+                }
+            }
+            for lid in lo..hi {
+                let t = dest[lid];
+                if t == NONE {
+                    continue;
+                }
+                let row = &block[(lid - lo) * n..(lid - lo + 1) * n];
+                column.fill(t as usize, |x| PortNum::new(row[x]));
+                for x in (0..n).filter(|&x| x != t as usize) {
+                    let id = self.id(column.tail[x]);
+                    self.ids[x * len + lid - self.lids.start] = id;
+                }
+            }
+        }
+    }
+
+    /// The number that stands for a path with `turns` in `ids`.
+    fn id(&mut self, turns: Turns) -> u8 {
+        if turns.is_flat() {
+            return FLAT;
+        }
+        if turns.is_unfit() {
+            return UNFIT;
+        }
+        if let Some(&id) = self.index.get(&turns) {
+            return id;
+        }
+        if self.kinds.len() + 1 >= usize::from(LATER) {
+            return LATER;
+        }
+        self.kinds.push(turns);
+        let id = self.kinds.len() as u8;
+        self.index.insert(turns, id);
+        id
+    }
+}
+
+/// The turns of the path from `s` to `dlid` (delivered by `t`), one hop
+/// at a time.
+fn walk_turns(ports: &Ports, lfts: &[Lft], s: SwitchId, dlid: Lid, t: SwitchId) -> Turns {
+    let mut turns = Turns::NONE;
+    let (mut at, mut came) = (s, Class::Terminal);
+    for _ in 0..ports.colour.len() {
+        if at == t {
+            return turns;
+        }
+        let far = ports.hop(at.idx(), lfts[at.idx()].get(dlid));
+        if far.switch == NONE {
+            return Turns::UNFIT;
+        }
+        if at != s {
+            match rules::key(usize::from(ports.colour[at.idx()]), came, far.class) {
+                Some(key) => turns = turns.then(key),
+                None => return Turns::UNFIT,
+            }
+        }
+        (at, came) = (SwitchId::new(far.switch as usize), far.class);
+    }
+    Turns::UNFIT
+}
+
 /// A hop: (switch, in-port, out-port).
 type Hop = (SwitchId, PortNum, PortNum);
 
-/// The VL of each hop of the paths on one SL.
+/// The VL of each hop of the paths on one SL of their own (the rare paths
+/// no program can hold).
 type Lane = HashMap<Hop, u8>;
+
+/// Where per-hop lanes stand in `SwitchSls` until the programs are settled:
+/// lane k at `LANE_SL + k`.
+const LANE_SL: u8 = 32;
+
+/// Paths on a program's SL that make it give up the SL: at most this many.
+const DISSOLVE: u64 = 50_000;
+
+/// The per-hop lanes, first fit.
+#[derive(Clone, Default)]
+struct HopLanes {
+    lanes: Vec<Lane>,
+}
+
+impl HopLanes {
+    /// The lane `path` fits without a new one.
+    fn fit(&mut self, path: &[(Hop, u8)]) -> Option<usize> {
+        let k = self.lanes.iter().position(|lane| {
+            path.iter()
+                .all(|(hop, vl)| lane.get(hop).is_none_or(|v| v == vl))
+        })?;
+        self.lanes[k].extend(path.iter().copied());
+        Some(k)
+    }
+
+    /// Puts the path from `s` to `lid` on the first lane it fits, a new one
+    /// if none.
+    fn place(&mut self, sls: &mut SwitchSls, s: SwitchId, lid: Lid, path: HopPath) {
+        let k = self.fit(&path).unwrap_or_else(|| {
+            self.lanes.push(path.into_iter().collect());
+            self.lanes.len() - 1
+        });
+        sls.set(s, lid, LANE_SL + k as u8);
+    }
+}
+
+/// A path's hops between switches with their VLs.
+type HopPath = Vec<(Hop, u8)>;
+
+/// What paths are traced on.
+struct Tracer<'a> {
+    fabric: &'a Fabric,
+    ports: &'a Ports,
+    lfts: &'a [Lft],
+    /// Per LID, the switch that delivers it (`NONE`).
+    dest: &'a [u32],
+}
+
+/// Gives up the SL of each program (but the flat one, program 0) that
+/// carries at most `DISSOLVE` paths (`carried`, per program) where the
+/// per-hop lanes already there take all of them, fewest paths first; per
+/// program, whether it keeps its SL (`base + program` in `sls` until
+/// then).
+fn dissolve_small_programs(
+    tracer: &Tracer,
+    sls: &mut SwitchSls,
+    hops: &mut HopLanes,
+    base: u8,
+    carried: &[u64],
+) -> Vec<bool> {
+    let mut kept = vec![true; carried.len()];
+    let mut by_count: Vec<usize> = (1..carried.len()).collect();
+    by_count.sort_by_key(|&p| (carried[p], p));
+    for p in by_count {
+        if hops.lanes.is_empty() || carried[p] > DISSOLVE {
+            continue;
+        }
+        let sl = base + p as u8;
+        let paths: Vec<(SwitchId, Lid, HopPath)> = tracer
+            .fabric
+            .graph()
+            .ids()
+            .flat_map(|s| {
+                (0..tracer.fabric.lft_len())
+                    .filter(move |&l| tracer.dest[l] != NONE && tracer.dest[l] as usize != s.idx())
+                    .map(move |l| (s, Lid::new(l)))
+            })
+            .filter(|&(s, lid)| sls.get(s, lid) == sl)
+            .filter_map(|(s, lid)| {
+                let t = SwitchId::new(tracer.dest[lid.idx()] as usize);
+                Some((s, lid, path_vls(tracer.ports, tracer.lfts, s, lid, t)?))
+            })
+            .collect();
+        let mut trial = hops.clone();
+        if paths.iter().all(|(_, _, path)| trial.fit(path).is_some()) {
+            for (s, lid, path) in paths {
+                hops.place(sls, s, lid, path);
+            }
+            kept[p] = false;
+        }
+    }
+    kept
+}
+
+/// A path's hops between switches with their VLs, if it arrives and turns
+/// back at most twice.
+fn path_vls(ports: &Ports, lfts: &[Lft], s: SwitchId, dlid: Lid, t: SwitchId) -> Option<HopPath> {
+    let mut hops = Vec::with_capacity(8);
+    let (mut at, mut came, mut in_port, mut vl) = (s, Class::Terminal, PortNum::MANAGEMENT, 0u8);
+    for _ in 0..ports.colour.len() {
+        if at == t {
+            return Some(hops);
+        }
+        let out = lfts[at.idx()].get(dlid);
+        let far = ports.hop(at.idx(), out);
+        if far.switch == NONE {
+            return None;
+        }
+        if backward(came, far.class) {
+            vl += 1;
+            if vl >= LANE_VLS {
+                return None;
+            }
+        }
+        hops.push(((at, in_port, out), vl));
+        (at, came, in_port) = (SwitchId::new(far.switch as usize), far.class, far.port);
+    }
+    None
+}
 
 /// What `assign` decided.
 pub struct Lanes {
     pub path_sl: PathSl,
     /// `None` when every path is on one SL and VL 0.
     pub sl2vl: Option<Sl2Vl>,
-    pub lanes: usize,
+    /// SLs from the base SL on: one per program that carries paths, then
+    /// the per-hop lanes, then the reserve layers.
+    pub programs: usize,
+    pub hop_lanes: usize,
     pub reserve_layers: u8,
     pub vls: u8,
 }
 
-/// The class of the channel into `s` through `port`, and of the one out.
-fn port_classes(
-    fabric: &Fabric,
-    roles: &Roles,
-    s: SwitchId,
-    port: PortNum,
-) -> Option<(Class, Class)> {
-    if port.is_management() {
-        return Some((Class::Terminal, Class::Terminal));
-    }
-    match fabric.graph().peer(s, port)? {
-        Peer::Ca(_) => Some((Class::Terminal, Class::Terminal)),
-        Peer::Switch { switch, .. } => Some((roles.class(switch, s), roles.class(s, switch))),
-    }
+/// The SL of each kind of path: the first program of the library it fits,
+/// SLs numbered from the base SL over the programs that carry paths.
+struct Rules {
+    library: Vec<Program>,
+    /// Per program of the library, its SL if it carries paths.
+    sl: Vec<Option<u8>>,
 }
 
-/// A path's hops with their VLs (the number of backward turns so far).
-#[derive(Clone)]
-enum PathVls {
-    /// No backward turn: every hop on VL 0.
-    Flat,
-    Turns(Vec<(Hop, u8)>),
-    /// More backward turns than a lane has VLs, or the path does not
-    /// arrive.
-    Unfit,
-}
-
-fn path_vls(fabric: &Fabric, roles: &Roles, lfts: &[Lft], s: SwitchId, dlid: Lid) -> PathVls {
-    let graph = fabric.graph();
-    let mut hops = Vec::with_capacity(8);
-    let (mut at, mut came, mut in_port, mut vl) = (s, Class::Terminal, PortNum::MANAGEMENT, 0u8);
-    for _ in 0..=graph.switch_count() {
-        let out = lfts[at.idx()].get(dlid);
-        let Some((_, class)) = (!out.is_no_path())
-            .then(|| port_classes(fabric, roles, at, out))
-            .flatten()
-        else {
-            return PathVls::Unfit;
-        };
-        if backward(came, class) {
-            vl += 1;
-            if vl >= LANE_VLS {
-                return PathVls::Unfit;
+impl Rules {
+    /// The library for the most backward turns of `kinds`, and SLs for
+    /// the flat program and those `kinds` take.
+    fn new(base: u8, kinds: &[Turns]) -> Self {
+        let turns = kinds.iter().map(|t| t.backward()).max().unwrap_or(0);
+        let library = rules::library(turns);
+        let mut used = vec![false; library.len()];
+        used[0] = true;
+        for &t in kinds {
+            if let Some(p) = library.iter().position(|p| p.fits(t)) {
+                used[p] = true;
             }
         }
-        hops.push(((at, in_port, out), vl));
-        match graph.peer(at, out) {
-            Some(Peer::Switch { switch, port }) if !out.is_management() => {
-                (at, came, in_port) = (switch, class, port);
-            }
-            _ if vl == 0 => return PathVls::Flat,
-            _ => return PathVls::Turns(hops),
-        }
+        let mut next = base;
+        let sl = used
+            .iter()
+            .map(|&u| {
+                u.then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        Rules { library, sl }
     }
-    PathVls::Unfit
+
+    /// The SL of a path with `turns`; `None` if it fits no program.
+    fn sl_of(&self, turns: Turns) -> Option<u8> {
+        if turns.is_flat() {
+            return self.sl[0];
+        }
+        let p = self.library.iter().position(|p| p.fits(turns))?;
+        self.sl[p]
+    }
+
+    /// The programs that carry paths, by SL.
+    fn programs(&self) -> Vec<Program> {
+        self.library
+            .iter()
+            .zip(&self.sl)
+            .filter(|(_, sl)| sl.is_some())
+            .map(|(p, _)| *p)
+            .collect()
+    }
 }
 
-/// Lanes, SLs and SL2VL tables for the tables `lfts` (module comment).
+/// SLs and SL2VL tables for the tables `lfts` (module comment).
 pub fn assign(
     fabric: &Fabric,
     roles: &Roles,
     lfts: &[Lft],
     base: u8,
 ) -> Result<Lanes, (Decline, String)> {
-    let graph = fabric.graph();
-    let dlids: Vec<(Lid, SwitchId)> = fabric
-        .lids()
-        .filter_map(|(lid, _)| Some((lid, fabric.lid_switch(lid)?)))
+    let ports = Ports::new(fabric, roles);
+    let dest: Vec<u32> = (0..fabric.lft_len())
+        .map(|l| {
+            fabric
+                .lid_switch(Lid::new(l))
+                .map_or(NONE, |s| s.idx() as u32)
+        })
         .collect();
-    // Per source switch, its paths that turn backwards or fit no lane.
-    let mut per_switch: Vec<Vec<(Lid, PathVls)>> = vec![Vec::new(); graph.switch_count()];
-    crate::parallel::for_each_row(&mut per_switch, |s, row| {
-        let s = SwitchId::new(s);
-        *row = dlids
-            .iter()
-            .filter(|&&(_, t)| t != s)
-            .map(|&(lid, _)| (lid, path_vls(fabric, roles, lfts, s, lid)))
-            .filter(|(_, p)| !matches!(p, PathVls::Flat))
-            .collect();
-    });
-    let mut lanes: Vec<Lane> = Vec::new();
-    let mut sls = SwitchSls::filled(fabric, base);
-    let mut reserve: Vec<(SwitchId, Lid)> = Vec::new();
-    let mut lane_vls = 1;
-    for (s, row) in graph.ids().zip(&per_switch) {
-        for (lid, path) in row {
-            let hops = match path {
-                PathVls::Turns(hops) => hops,
-                _ => {
-                    reserve.push((s, *lid));
-                    continue;
-                }
-            };
-            let fits = |lane: &Lane| {
-                hops.iter()
-                    .all(|(hop, vl)| lane.get(hop).is_none_or(|v| v == vl))
-            };
-            let k = match lanes.iter().position(fits) {
-                Some(k) => k,
-                None => {
-                    lanes.push(Lane::new());
-                    lanes.len() - 1
-                }
-            };
-            for &(hop, vl) in hops {
-                lanes[k].insert(hop, vl);
-                lane_vls = lane_vls.max(vl + 1);
+    let mut chunks: Vec<Chunk> = (0..fabric.lft_len())
+        .step_by(CHUNK)
+        .map(|lo| Chunk::new(lo..(lo + CHUNK).min(fabric.lft_len())))
+        .collect();
+    let t0 = std::time::Instant::now();
+    crate::parallel::for_each_row(&mut chunks, |_, c| c.fill(&ports, lfts, &dest));
+    log::debug!(
+        "dla: turns of every path in {} ms",
+        t0.elapsed().as_millis()
+    );
+    let mut kinds: Vec<Turns> = chunks
+        .iter()
+        .flat_map(|c| c.kinds.iter().copied())
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let rules = Rules::new(base, &kinds);
+    let programs = rules.programs();
+    let out_of_sls = |needed: usize| {
+        (
+            Decline::OutOfSls,
+            format!("the Dragonfly+'s paths need {needed} SLs from dla.sl = {base} on; set dla.sl lower"),
+        )
+    };
+    if usize::from(base) + programs.len() > NUM_SLS {
+        return Err(out_of_sls(programs.len()));
+    }
+    // Per chunk, the SL of each of its numbers (`UNFIT` for a kind that
+    // fits no program, or that `LATER` looks at).
+    let remaps: Vec<Vec<u8>> = chunks
+        .iter()
+        .map(|c| {
+            let mut m = vec![UNFIT; 256];
+            m[usize::from(FLAT)] = base;
+            for (i, &t) in c.kinds.iter().enumerate() {
+                m[i + 1] = rules.sl_of(t).unwrap_or(UNFIT);
             }
-            sls.set(s, *lid, base + 1 + k as u8);
+            m
+        })
+        .collect();
+    let mut sls = SwitchSls::filled(fabric, base);
+    let mut rows: Vec<(&mut [u8], Vec<Lid>, [u64; NUM_SLS])> = sls
+        .rows_mut()
+        .map(|r| (r, Vec::new(), [0; NUM_SLS]))
+        .collect();
+    crate::parallel::for_each_row(&mut rows, |x, (row, left, count)| {
+        for (c, remap) in chunks.iter().zip(&remaps) {
+            let len = c.lids.len();
+            for (j, &id) in c.ids[x * len..(x + 1) * len].iter().enumerate() {
+                match remap[usize::from(id)] {
+                    UNFIT => left.push(Lid::new(c.lids.start + j)),
+                    sl => {
+                        row[c.lids.start + j] = sl;
+                        count[usize::from(sl) & 0xf] += u64::from(id != FLAT);
+                    }
+                }
+            }
+        }
+    });
+    let left: Vec<(SwitchId, Lid)> = rows
+        .iter()
+        .enumerate()
+        .flat_map(|(x, (_, l, _))| l.iter().map(move |&lid| (SwitchId::new(x), lid)))
+        .collect();
+    let carried = rows.iter().fold([0u64; NUM_SLS], |mut a, (_, _, c)| {
+        a.iter_mut().zip(c).for_each(|(a, c)| *a += c);
+        a
+    });
+    drop(rows);
+    drop(chunks);
+    log::debug!("dla: SLs by path in {} ms", t0.elapsed().as_millis());
+    // The rare paths no program holds: per-hop lanes, or reserve layers.
+    let mut hops = HopLanes::default();
+    let mut reserve: Vec<(SwitchId, Lid)> = Vec::new();
+    for (s, lid) in left {
+        let t = SwitchId::new(dest[lid.idx()] as usize);
+        if let Some(sl) = rules.sl_of(walk_turns(&ports, lfts, s, lid, t)) {
+            sls.set(s, lid, sl);
+            continue;
+        }
+        match path_vls(&ports, lfts, s, lid, t) {
+            Some(path) => hops.place(&mut sls, s, lid, path),
+            None => reserve.push((s, lid)),
         }
     }
-    let first_reserve_sl = base as usize + 1 + lanes.len();
-    if first_reserve_sl + usize::from(!reserve.is_empty()) > NUM_SLS {
-        return Err((
-            Decline::OutOfSls,
-            format!(
-                "the Dragonfly+'s detours need {} SLs from dla.sl = {base} on; set dla.sl lower",
-                1 + lanes.len() + usize::from(!reserve.is_empty())
-            ),
+    let kept = dissolve_small_programs(
+        &Tracer {
+            fabric,
+            ports: &ports,
+            lfts,
+            dest: &dest,
+        },
+        &mut sls,
+        &mut hops,
+        base,
+        &carried[usize::from(base)..usize::from(base) + programs.len()],
+    );
+    // SLs from the base on: the programs kept, the lanes, the reserve.
+    let programs: Vec<Program> = programs
+        .iter()
+        .zip(&kept)
+        .filter(|(_, &k)| k)
+        .map(|(p, _)| *p)
+        .collect();
+    let first_lane = usize::from(base) + programs.len();
+    let first_reserve = first_lane + hops.lanes.len();
+    if first_reserve + usize::from(!reserve.is_empty()) > NUM_SLS {
+        return Err(out_of_sls(
+            first_reserve - usize::from(base) + usize::from(!reserve.is_empty()),
         ));
     }
-    let budget = (NUM_SLS - first_reserve_sl) as u8;
-    let layers = place_paths(fabric, lfts, &reserve, budget).map_err(|e| {
+    let mut renumber: Vec<u8> = (0..=u8::MAX).collect();
+    let mut next = base;
+    for (p, &k) in kept.iter().enumerate() {
+        if k {
+            renumber[usize::from(base) + p] = next;
+            next += 1;
+        }
+    }
+    for k in 0..hops.lanes.len() {
+        renumber[usize::from(LANE_SL) + k] = (first_lane + k) as u8;
+    }
+    sls.map(|sl| renumber[usize::from(sl)]);
+    let layers = place_paths(fabric, lfts, &reserve, (NUM_SLS - first_reserve) as u8).map_err(|e| {
         (
             Decline::TooDamaged,
             format!(
@@ -184,62 +692,123 @@ pub fn assign(
         )
     })?;
     for (&(s, lid), &layer) in reserve.iter().zip(&layers) {
-        sls.set(s, lid, first_reserve_sl as u8 + layer);
+        sls.set(s, lid, first_reserve as u8 + layer);
     }
     let reserve_layers = layers.iter().max().map_or(0, |&l| l + 1);
-    if lanes.is_empty() && reserve.is_empty() {
+    let lanes = hops.lanes;
+    let lane_vls = programs
+        .iter()
+        .flat_map(|p| (0..KEYS).map(|k| p.vl(k)))
+        .chain(lanes.iter().flat_map(|l| l.values().copied()))
+        .max()
+        .unwrap_or(0)
+        + 1;
+    if programs.len() == 1 && lanes.is_empty() && reserve.is_empty() {
         return Ok(Lanes {
             path_sl: PathSl::Uniform(base),
             sl2vl: None,
-            lanes: 1,
+            programs: 1,
+            hop_lanes: 0,
             reserve_layers: 0,
             vls: 1,
         });
     }
     let reserve_sls: Vec<(u8, u8)> = (0..reserve_layers)
-        .map(|l| (first_reserve_sl as u8 + l, lane_vls + l))
+        .map(|l| (first_reserve as u8 + l, lane_vls + l))
         .collect();
+    log::debug!("dla: lanes settled in {} ms", t0.elapsed().as_millis());
+    let sl2vl = Tables {
+        fabric,
+        roles,
+        ports: &ports,
+        base,
+    }
+    .build(&programs, &lanes, &reserve_sls);
     Ok(Lanes {
-        sl2vl: Some(sl2vl_tables(fabric, base, &lanes, &reserve_sls)),
+        sl2vl: Some(sl2vl),
         path_sl: PathSl::PerSourceSwitch(sls),
-        lanes: 1 + lanes.len(),
+        programs: programs.len(),
+        hop_lanes: lanes.len(),
         reserve_layers,
         vls: lane_vls + reserve_layers,
     })
 }
 
-/// Every switch's SL-to-VL tables: the base SL on VL 0 everywhere; on
-/// SL base + 1 + k, lane k's VL for each hop it makes (VL 0 for the hops
-/// it never makes); on a reserve SL, the layer's VL everywhere. CA ports
-/// send every SL in use on VL 0.
-fn sl2vl_tables(fabric: &Fabric, base: u8, lanes: &[Lane], reserve: &[(u8, u8)]) -> Sl2Vl {
-    let graph = fabric.graph();
-    let mut tables = Sl2Vl::new(fabric, ALL_VL0);
-    if !reserve.is_empty() {
-        for s in graph.ids() {
-            let ports = graph.port_slots(s);
-            for (i, o) in (0..ports)
-                .flat_map(|i| (0..ports).map(move |o| (i, o)))
-                .filter(|(i, o)| i != o)
-            {
-                let (i, o) = (PortNum::new(i as u8), PortNum::new(o as u8));
-                let mut table = *tables.switch_table(s, i, o);
-                for &(sl, vl) in reserve {
-                    table[sl as usize] = vl;
+/// What the SL-to-VL tables are built from.
+struct Tables<'a> {
+    fabric: &'a Fabric,
+    roles: &'a Roles<'a>,
+    ports: &'a Ports,
+    base: u8,
+}
+
+impl Tables<'_> {
+    /// Every switch's SL-to-VL tables: on SL base + p, program p's VL for
+    /// the turn each (in-port, out-port) makes at the switch's colour (VL 0
+    /// into or out of a CA or port 0); then on each per-hop lane's SL, its
+    /// VL for the hops it makes; on a reserve SL, the layer's VL
+    /// everywhere. CA ports send every SL in use on VL 0.
+    fn build(&self, programs: &[Program], lanes: &[Lane], reserve: &[(u8, u8)]) -> Sl2Vl {
+        const CLASSES: [Class; 5] = [
+            Class::Terminal,
+            Class::Up,
+            Class::Rise,
+            Class::Fall,
+            Class::Down,
+        ];
+        let graph = self.fabric.graph();
+        let base = usize::from(self.base);
+        // Per colour and (in-class, out-class): the table.
+        let class_table = |c: usize, from: Class, to: Class| -> SlVlTable {
+            let mut table = ALL_VL0;
+            if let Some(k) = rules::key(c, from, to) {
+                for (p, program) in programs.iter().enumerate() {
+                    table[base + p] = program.vl(k);
                 }
+            }
+            for &(sl, vl) in reserve {
+                table[usize::from(sl)] = vl;
+            }
+            table
+        };
+        let by_class: Vec<SlVlTable> = (0..rules::COLOURS)
+            .flat_map(|c| {
+                CLASSES
+                    .iter()
+                    .flat_map(move |&from| CLASSES.iter().map(move |&to| class_table(c, from, to)))
+            })
+            .collect();
+        let index = |c: Class| CLASSES.iter().position(|&x| x == c).unwrap_or(0);
+        let mut tables = Sl2Vl::new(self.fabric, ALL_VL0);
+        for s in graph.ids() {
+            let colour = usize::from(self.ports.colour[s.idx()]);
+            let classes: Vec<(usize, usize)> = (0..graph.port_slots(s))
+                .map(|p| {
+                    let (i, o) = self.ports.classes(self.roles, s, PortNum::new(p as u8));
+                    (index(i), index(o))
+                })
+                .collect();
+            for (i, &(from, _)) in classes.iter().enumerate() {
+                for (o, &(_, to)) in classes.iter().enumerate().filter(|&(o, _)| o != i) {
+                    let table = &by_class[(colour * CLASSES.len() + from) * CLASSES.len() + to];
+                    if *table != ALL_VL0 {
+                        tables.set_switch(s, PortNum::new(i as u8), PortNum::new(o as u8), *table);
+                    }
+                }
+            }
+        }
+        let first_lane = base + programs.len();
+        for (k, lane) in lanes.iter().enumerate() {
+            for (&(s, i, o), &vl) in lane {
+                let mut table = *tables.switch_table(s, i, o);
+                table[first_lane + k] = vl;
                 tables.set_switch(s, i, o, table);
             }
         }
-    }
-    for (k, lane) in lanes.iter().enumerate() {
-        for (&(s, i, o), &vl) in lane {
-            let mut table = *tables.switch_table(s, i, o);
-            table[base as usize + 1 + k] = vl;
-            tables.set_switch(s, i, o, table);
+        let used = first_lane + lanes.len();
+        for sl in (base..used).chain(reserve.iter().map(|&(sl, _)| usize::from(sl))) {
+            tables.set_ca(sl as u8, 0);
         }
+        tables
     }
-    for sl in (base..=base + lanes.len() as u8).chain(reserve.iter().map(|&(sl, _)| sl)) {
-        tables.set_ca(sl, 0);
-    }
-    tables
 }
