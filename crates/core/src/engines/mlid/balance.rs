@@ -73,6 +73,12 @@ pub(super) struct Balance {
     by_rank: bool,
     /// Whether the current LID is counted.
     counted: bool,
+    /// Per switch, per port slot: whether the port is a down-cable.
+    is_down: Vec<Vec<bool>>,
+    /// Per (switch, offset): the routes on its down-cables, and per
+    /// switch their number (the mean a chain weighs, `chain_key`).
+    down_routes: Vec<u64>,
+    down_cables: Vec<u32>,
 }
 
 impl Balance {
@@ -140,6 +146,18 @@ impl Balance {
             port_chains: Vec::new(),
             root: usize::MAX,
             counted: true,
+            is_down: graph
+                .ids()
+                .map(|s| {
+                    let mut down = vec![false; graph.port_slots(s)];
+                    for c in &tree.down[s.idx()] {
+                        down[c.port.raw() as usize] = true;
+                    }
+                    down
+                })
+                .collect(),
+            down_routes: vec![0; n * classes],
+            down_cables: tree.down.iter().map(|d| d.len() as u32).collect(),
         }
     }
 
@@ -203,17 +221,45 @@ impl Balance {
     /// the routes of this offset that do (of all offsets, for an extra
     /// LID no source picks by rank: the busiest cable counts them all,
     /// measured: 3,204 -> 2,975 routes on the director twin with
-    /// Aggregation Nodes at lmc 2). Every switch above a destination
-    /// routes it down, so the tables do not say which cable an earlier
-    /// LID's traffic came down: its chain does.
+    /// Aggregation Nodes at lmc 2), plus 3/2 of the mean over `s`'s
+    /// down-cables. Every switch above a destination routes it down, so
+    /// the tables do not say which cable an earlier LID's traffic came
+    /// down: its chain does.
+    ///
+    /// The mean weighs what the chain's root will carry from every other
+    /// leaf: the cable alone sees only the destination's side, and a
+    /// spine whose own hosts' routes came down first would be skipped by
+    /// every leaf's chains, its up-cables idle (hosts on spines: EBB .888
+    /// -> .929, pssp .929; the factor 3/2 measured against 1/2 and 1 on
+    /// the trees of docs/engines/mlid.md).
     fn chain_key(&self, s: SwitchId, port: PortNum) -> (usize, u32, u32) {
         let reused = self.port_chains.iter().filter(|&&k| k == (s, port)).count();
         let (this, all) = (self.load_of(s, port), self.all_offsets(s, port));
-        if self.class > 0 && !self.by_rank {
-            (reused, all, this)
+        let all_offsets = self.class > 0 && !self.by_rank;
+        let (first, second) = if all_offsets {
+            (all, this)
         } else {
-            (reused, this, all)
-        }
+            (this, all)
+        };
+        let mean = self.down_mean(s, all_offsets);
+        (
+            reused,
+            first.saturating_add(mean.saturating_mul(3) / 2),
+            second,
+        )
+    }
+
+    /// The mean routes on `s`'s down-cables, of the current offset or of
+    /// all offsets.
+    fn down_mean(&self, s: SwitchId, all_offsets: bool) -> u32 {
+        let at = s.idx() * self.classes;
+        let routes: u64 = if all_offsets {
+            self.down_routes[at..at + self.classes].iter().sum()
+        } else {
+            self.down_routes[at + self.class]
+        };
+        let cables = u64::from(self.down_cables[s.idx()].max(1));
+        u32::try_from(routes / cables).unwrap_or(u32::MAX)
     }
 
     fn lay(&mut self, s: SwitchId, port: PortNum) {
@@ -272,6 +318,9 @@ impl Balance {
             let slot = self.slot(port);
             if let Some(l) = self.load[s.idx()].get_mut(slot) {
                 *l += weight;
+            }
+            if self.is_down[s.idx()].get(port.raw() as usize) == Some(&true) {
+                self.down_routes[s.idx() * self.classes + self.class] += u64::from(weight);
             }
         }
     }
