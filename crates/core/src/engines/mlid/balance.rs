@@ -351,21 +351,29 @@ impl Balance {
     }
 
     /// The least-loaded of `cables` at `s` (the first of equals; with
-    /// lmc > 0 the one all offsets load least among equals).
+    /// `all_offsets`, the one all offsets load least among equals).
     fn least<'c>(
         &self,
         lfts: &[Lft],
         s: SwitchId,
         cables: impl Iterator<Item = &'c Cable>,
+        all_offsets: bool,
     ) -> Option<PortNum> {
+        // One candidate (most switches of a full tree, towards the
+        // chain's root or down to the destination): nothing to weigh.
+        let mut cables = cables.peekable();
+        let first = cables.next()?;
+        if cables.peek().is_none() {
+            return Some(first.port);
+        }
         // The best so far, and its all-offsets load once a tie asked.
         let mut best: Option<((usize, u32), PortNum, Option<u32>)> = None;
-        for c in cables {
+        for c in std::iter::once(first).chain(cables) {
             let k = self.key(lfts, s, c.port);
             match &mut best {
                 Some((b, _, _)) if k > *b => {}
                 Some((b, p, all)) if k == *b => {
-                    if self.classes > 1 {
+                    if all_offsets {
                         let theirs = *all.get_or_insert_with(|| self.all_offsets(s, *p));
                         let ours = self.all_offsets(s, c.port);
                         if ours < theirs {
@@ -418,16 +426,21 @@ impl Balance {
             (Way::Up, true) => self.toward_root(s),
             _ => &[],
         };
+        // The all-offsets tie-break spreads routes; a switch no route to
+        // this LID passes (flow 0: most switches that cannot reach the
+        // chain's root) changes no counter whichever it takes, and
+        // skipping it there saves most of the fill's time at lmc > 0.
+        let all_offsets = self.classes > 1 && flow > 0;
         let port = if toward.is_empty() {
             let prefer = |c: &Cable| match way {
                 Way::Up => self.leads_to_root(c.to),
                 Way::Down => self.chain_port[c.to.idx()] != NO_PATH,
                 Way::Other => true,
             };
-            self.least(lfts, s, cables.iter().filter(|c| prefer(c)))
-                .or_else(|| self.least(lfts, s, cables.iter()))
+            self.least(lfts, s, cables.iter().filter(|c| prefer(c)), all_offsets)
+                .or_else(|| self.least(lfts, s, cables.iter(), all_offsets))
         } else {
-            self.least(lfts, s, toward.iter())
+            self.least(lfts, s, toward.iter(), all_offsets)
         };
         let Some(port) = port else {
             return NO_PATH;
