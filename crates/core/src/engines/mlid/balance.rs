@@ -64,8 +64,21 @@ pub(super) struct Balance {
     root_pos: Vec<usize>,
     /// The place of the current port's base-LID root in `roots_order`.
     base_pos: usize,
+    /// Whether offset o's chain comes down from the root o places after
+    /// the base LID's (the path selection's rank rule needs a LID per
+    /// root: 2^LMC a multiple of the roots). Otherwise every source uses
+    /// the base LID, and the other offsets only have to spread the
+    /// routes they carry: their chains climb by the counters of all
+    /// offsets.
+    by_rank: bool,
     /// Whether the current LID is counted.
     counted: bool,
+    /// Per switch, per port slot: whether the port is a down-cable.
+    is_down: Vec<Vec<bool>>,
+    /// Per (switch, offset): the routes on its down-cables, and per
+    /// switch their number (the mean a chain weighs, `chain_key`).
+    down_routes: Vec<u64>,
+    down_cables: Vec<u32>,
 }
 
 impl Balance {
@@ -111,7 +124,9 @@ impl Balance {
         for (i, r) in roots_order.iter().enumerate() {
             root_pos[r.idx()] = i;
         }
+        let by_rank = !roots_order.is_empty() && classes % roots_order.len() == 0;
         Balance {
+            by_rank,
             roots_order,
             root_pos,
             base_pos: 0,
@@ -131,6 +146,18 @@ impl Balance {
             port_chains: Vec::new(),
             root: usize::MAX,
             counted: true,
+            is_down: graph
+                .ids()
+                .map(|s| {
+                    let mut down = vec![false; graph.port_slots(s)];
+                    for c in &tree.down[s.idx()] {
+                        down[c.port.raw() as usize] = true;
+                    }
+                    down
+                })
+                .collect(),
+            down_routes: vec![0; n * classes],
+            down_cables: tree.down.iter().map(|d| d.len() as u32).collect(),
         }
     }
 
@@ -162,7 +189,7 @@ impl Balance {
         if earlier.is_empty() {
             self.port_chains.clear();
         }
-        let target = (class > 0 && !self.roots_order.is_empty())
+        let target = (class > 0 && self.by_rank)
             .then(|| self.roots_order[(self.base_pos + class) % self.roots_order.len()])
             .filter(|r| down[r.idx()] < FAR);
         let x = match target {
@@ -185,13 +212,54 @@ impl Balance {
         self.roots_order.len()
     }
 
+    /// Whether the offsets were placed for the rank rule (`by_rank`).
+    pub(super) fn by_rank(&self) -> bool {
+        self.by_rank
+    }
+
     /// How often an earlier LID of the port came down this cable, then
-    /// the LIDs of this offset that do. Every switch above a destination
-    /// routes it down, so the tables do not say which cable an earlier
-    /// LID's traffic came down: its chain does.
+    /// the routes of this offset that do (of all offsets, for an extra
+    /// LID no source picks by rank: the busiest cable counts them all,
+    /// measured: 3,204 -> 2,975 routes on the director twin with
+    /// Aggregation Nodes at lmc 2), plus 3/2 of the mean over `s`'s
+    /// down-cables. Every switch above a destination routes it down, so
+    /// the tables do not say which cable an earlier LID's traffic came
+    /// down: its chain does.
+    ///
+    /// The mean weighs what the chain's root will carry from every other
+    /// leaf: the cable alone sees only the destination's side, and a
+    /// spine whose own hosts' routes came down first would be skipped by
+    /// every leaf's chains, its up-cables idle (hosts on spines: EBB .888
+    /// -> .929, pssp .929; the factor 3/2 measured against 1/2 and 1 on
+    /// the trees of docs/engines/mlid.md).
     fn chain_key(&self, s: SwitchId, port: PortNum) -> (usize, u32, u32) {
         let reused = self.port_chains.iter().filter(|&&k| k == (s, port)).count();
-        (reused, self.load_of(s, port), self.all_offsets(s, port))
+        let (this, all) = (self.load_of(s, port), self.all_offsets(s, port));
+        let all_offsets = self.class > 0 && !self.by_rank;
+        let (first, second) = if all_offsets {
+            (all, this)
+        } else {
+            (this, all)
+        };
+        let mean = self.down_mean(s, all_offsets);
+        (
+            reused,
+            first.saturating_add(mean.saturating_mul(3) / 2),
+            second,
+        )
+    }
+
+    /// The mean routes on `s`'s down-cables, of the current offset or of
+    /// all offsets.
+    fn down_mean(&self, s: SwitchId, all_offsets: bool) -> u32 {
+        let at = s.idx() * self.classes;
+        let routes: u64 = if all_offsets {
+            self.down_routes[at..at + self.classes].iter().sum()
+        } else {
+            self.down_routes[at + self.class]
+        };
+        let cables = u64::from(self.down_cables[s.idx()].max(1));
+        u32::try_from(routes / cables).unwrap_or(u32::MAX)
     }
 
     fn lay(&mut self, s: SwitchId, port: PortNum) {
@@ -251,6 +319,9 @@ impl Balance {
             if let Some(l) = self.load[s.idx()].get_mut(slot) {
                 *l += weight;
             }
+            if self.is_down[s.idx()].get(port.raw() as usize) == Some(&true) {
+                self.down_routes[s.idx() * self.classes + self.class] += u64::from(weight);
+            }
         }
     }
 
@@ -280,21 +351,29 @@ impl Balance {
     }
 
     /// The least-loaded of `cables` at `s` (the first of equals; with
-    /// lmc > 0 the one all offsets load least among equals).
+    /// `all_offsets`, the one all offsets load least among equals).
     fn least<'c>(
         &self,
         lfts: &[Lft],
         s: SwitchId,
         cables: impl Iterator<Item = &'c Cable>,
+        all_offsets: bool,
     ) -> Option<PortNum> {
+        // One candidate (most switches of a full tree, towards the
+        // chain's root or down to the destination): nothing to weigh.
+        let mut cables = cables.peekable();
+        let first = cables.next()?;
+        if cables.peek().is_none() {
+            return Some(first.port);
+        }
         // The best so far, and its all-offsets load once a tie asked.
         let mut best: Option<((usize, u32), PortNum, Option<u32>)> = None;
-        for c in cables {
+        for c in std::iter::once(first).chain(cables) {
             let k = self.key(lfts, s, c.port);
             match &mut best {
                 Some((b, _, _)) if k > *b => {}
                 Some((b, p, all)) if k == *b => {
-                    if self.classes > 1 {
+                    if all_offsets {
                         let theirs = *all.get_or_insert_with(|| self.all_offsets(s, *p));
                         let ours = self.all_offsets(s, c.port);
                         if ours < theirs {
@@ -347,16 +426,21 @@ impl Balance {
             (Way::Up, true) => self.toward_root(s),
             _ => &[],
         };
+        // The all-offsets tie-break spreads routes; a switch no route to
+        // this LID passes (flow 0: most switches that cannot reach the
+        // chain's root) changes no counter whichever it takes, and
+        // skipping it there saves most of the fill's time at lmc > 0.
+        let all_offsets = self.classes > 1 && flow > 0;
         let port = if toward.is_empty() {
             let prefer = |c: &Cable| match way {
                 Way::Up => self.leads_to_root(c.to),
                 Way::Down => self.chain_port[c.to.idx()] != NO_PATH,
                 Way::Other => true,
             };
-            self.least(lfts, s, cables.iter().filter(|c| prefer(c)))
-                .or_else(|| self.least(lfts, s, cables.iter()))
+            self.least(lfts, s, cables.iter().filter(|c| prefer(c)), all_offsets)
+                .or_else(|| self.least(lfts, s, cables.iter(), all_offsets))
         } else {
-            self.least(lfts, s, toward.iter())
+            self.least(lfts, s, toward.iter(), all_offsets)
         };
         let Some(port) = port else {
             return NO_PATH;

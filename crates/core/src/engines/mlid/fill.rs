@@ -15,6 +15,8 @@ use crate::topology::gft::GenFatTree;
 pub(super) struct BasePlaces {
     pub(super) places: Vec<(Lid, usize)>,
     pub(super) roots: usize,
+    /// Whether the extra LIDs were placed for the rank rule.
+    pub(super) by_rank: bool,
 }
 
 pub(super) fn route_tree(
@@ -197,6 +199,7 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
         base_places: BasePlaces {
             places: base_places,
             roots: balance.roots(),
+            by_rank: balance.by_rank(),
         },
     }
 }

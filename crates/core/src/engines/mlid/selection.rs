@@ -36,7 +36,7 @@ pub(super) fn choice_of(fabric: &Fabric, tree: &GenFatTree, places: &BasePlaces)
     DlidChoice::by_source_rank(fabric.end_ports().filter_map(|(at, p)| {
         let rank = *tree.host_index.get(&at)?;
         let count = p.lid_count().max(1) as usize;
-        let (rank, term) = if count % roots == 0 {
+        let (rank, term) = if places.by_rank && count % roots == 0 {
             let p = place.get(&p.lid).copied().unwrap_or(0) % roots;
             (rank % roots, (roots - p) % roots)
         } else {
