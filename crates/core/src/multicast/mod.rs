@@ -10,6 +10,7 @@
 //! be checked together with unicast's (`check`).
 
 pub mod check;
+pub mod fat_tree;
 pub mod flood;
 pub mod opensm_like;
 pub mod rules;

@@ -128,6 +128,111 @@ fn mlid_trees_add_no_credit_loop_on_fat_trees_and_spread_over_the_tops() {
     }
 }
 
+/// The fat trees where mlid needs VL 1 for down-then-up paths between
+/// hosts on two or more tops: the PGFT of the issue with 3 hosts on its
+/// tops, and a leaf-spine with an Aggregation Node on every switch.
+fn fat_trees_with_hosts_on_the_tops() -> Vec<(&'static str, Fabric)> {
+    use crate::gen::field::aggregation_nodes;
+    use crate::gen::pgft::{pgft, pgft_with_top_hosts, Pgft};
+    let issue = Pgft {
+        down: vec![4, 6],
+        up: vec![1, 3],
+        parallel: vec![1, 2],
+    };
+    vec![
+        (
+            "top hosts",
+            built(pgft_with_top_hosts(&issue, 3, 1).unwrap()),
+        ),
+        (
+            "aggregation nodes",
+            built(aggregation_nodes(&pgft(&Pgft::leaf_spine(6, 4, 3, 2)).unwrap()).unwrap()),
+        ),
+    ]
+}
+
+/// Hosts on two or more tops: mlid's down-then-up paths are on SL 1 / VL
+/// 1, up*/down* ones on VL 0. Every tree turns up into the tops at one
+/// switch, so groups on the SLs of VL 0 get trees free of credit loops
+/// with unicast, while two turning switches (one per group) close one.
+#[test]
+fn mlid_trees_turn_up_to_hosts_on_the_tops_at_one_switch() {
+    for (name, f) in fat_trees_with_hosts_on_the_tops() {
+        let r = route_by_name("mlid", &f).unwrap().routing;
+        assert_eq!(r.vls_needed(), 2, "{name}");
+        let rule = rule_for("mlid", &f, &r).unwrap();
+        let TreeRule::FatTree(levels) = &rule else {
+            panic!("{name}: {rule:?}")
+        };
+        assert!(levels.turn.is_some(), "{name}: a turning switch");
+        assert!(!rule.covers(1), "{name}: SL 1 is VL 1's, down-then-up");
+        assert_eq!(rule.covered_sls().len(), 15, "{name}");
+        let hosted_tops: Vec<PortRef> = ca_ports(&f)
+            .into_iter()
+            .filter(|&p| {
+                let s = super::tree::attachment(&f, p).unwrap().0;
+                levels.tops.contains(&s)
+            })
+            .collect();
+        assert!(hosted_tops.len() >= 2, "{name}");
+        let mut members = memberships(&f, 106, 17);
+        members.push((0xC100, hosted_tops.clone()));
+        let groups = groups_of(&f, &rule, &r, &members);
+        assert_loop_free(&f, &r, &groups);
+        // The premise is read off the tables: with the down-then-up paths
+        // on VL 0 as well, no VL is up*/down* only.
+        let flat = Routing {
+            sl2vl: None,
+            path_sl: crate::routing::PathSl::Uniform(0),
+            ..r.clone()
+        };
+        assert!(super::fat_tree::fat_tree_rule(&f, &flat).is_err(), "{name}");
+        if name == "aggregation nodes" {
+            assert_one_turning_switch_matters(&f, &r, &rule, &hosted_tops);
+        }
+    }
+}
+
+/// The same trees, each group turning at a switch of its own: groups of
+/// the top hosts alone, one turning at X, the other at another switch
+/// cabled to every top, close a loop with unicast (over cables the groups
+/// pick by MLID from the bundles: 32 groups each). It needs unicast
+/// routes between leaves through two tops with hosts, which the
+/// Aggregation Nodes' leaf-spine has (on the other tree mlid routes the
+/// leaves' LIDs through the top without hosts and one other).
+fn assert_one_turning_switch_matters(
+    f: &Fabric,
+    r: &Routing,
+    rule: &TreeRule,
+    hosted_tops: &[PortRef],
+) {
+    let TreeRule::FatTree(levels) = rule else {
+        panic!("{rule:?}")
+    };
+    let g = f.graph();
+    let other = g
+        .ids()
+        .find(|&y| {
+            Some(y) != levels.turn && levels.tops.iter().all(|&t| !g.bundle(y, t).is_empty())
+        })
+        .expect("another switch below every top");
+    let elsewhere = TreeRule::FatTree(super::fat_tree::FatTreeLevels {
+        turn: Some(other),
+        ..levels.clone()
+    });
+    let (_, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
+    let twisted: Vec<GroupMft> = (0..32)
+        .flat_map(|k| {
+            let mlid = 0xC200 + k;
+            [
+                build_group(f, rule, r, mlid, 0, hosted_tops).unwrap(),
+                build_group(f, &elsewhere, r, mlid + 0x100, 0, hosted_tops).unwrap(),
+            ]
+        })
+        .collect();
+    assert!(check(f, r, &twisted, &unicast).credit_loop.is_some());
+}
+
 #[test]
 fn damaged_dragonflies_get_a_checked_tree_and_unknown_engines_none() {
     let mut b =
