@@ -39,10 +39,8 @@ impl MulticastPlan {
 
     /// The SLs whose groups get checked trees, when that is not all.
     pub fn partial(&self) -> Option<Vec<u8>> {
-        match &self.rule {
-            Ok(rule @ TreeRule::SomeSls(..)) => Some(rule.covered_sls()),
-            _ => None,
-        }
+        let sls = self.rule.as_ref().ok()?.covered_sls();
+        (sls.len() < osmroute_core::routing::NUM_SLS).then_some(sls)
     }
 
     /// Whether the rule covers SL 0 (OpenSM's default SL and the IPoIB

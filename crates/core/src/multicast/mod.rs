@@ -89,7 +89,7 @@ pub fn build_group(
     }
     switches.sort_unstable();
     switches.dedup();
-    let t = rule.tree_for(fabric, mlid, &switches)?;
+    let t = rule.tree_for(fabric, mlid, sl, &switches)?;
     tree::cut(fabric, &t, mlid, sl, members)
 }
 

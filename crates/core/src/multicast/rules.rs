@@ -33,20 +33,37 @@ use super::fat_tree::{fat_tree_rule, FatTreeLevels};
 use super::tree::{spread, Tree};
 use super::verified::verified_masters;
 use crate::fabric::{Fabric, SwitchId};
-use crate::routing::Routing;
+use crate::routing::{Routing, NUM_SLS};
 use crate::topology::dragonfly::discover_groups;
 
 /// How an engine's groups get their trees.
 #[derive(Clone, Debug)]
 pub enum TreeRule {
-    /// Master trees; each group is cut from one, chosen by its MLID.
-    Masters(Vec<Tree>),
-    /// Master trees checked only for the SLs of the mask (a bit per SL);
-    /// groups on other SLs get OpenSM's kind of tree (`opensm_like`),
-    /// which nothing checks.
-    SomeSls(Vec<Tree>, u16),
+    /// Master trees, each group cut from one chosen by its MLID among
+    /// those its SL may use.
+    Masters(MasterTrees),
     /// Per group a tree hung down from a top switch of a fat tree.
     FatTree(FatTreeLevels),
+}
+
+/// Master trees, and per SL the ones its groups may be cut from (a bit
+/// per tree): on an SL without any, groups get OpenSM's kind of tree
+/// (`opensm_like`), which nothing checks.
+#[derive(Clone, Debug)]
+pub struct MasterTrees {
+    pub trees: Vec<Tree>,
+    pub per_sl: [u8; NUM_SLS],
+}
+
+impl MasterTrees {
+    /// Every tree on every SL (at most 8 trees).
+    pub fn everywhere(trees: Vec<Tree>) -> Self {
+        let all = (1u16 << trees.len().min(8)) - 1;
+        MasterTrees {
+            trees,
+            per_sl: [all as u8; NUM_SLS],
+        }
+    }
 }
 
 /// The rule for `engine`'s `routing` of `fabric`, or why it has none
@@ -61,10 +78,12 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
         // Intact: the hub tree, and more trees where the check accepts
         // them. Damaged: no structural argument, but checked trees may do.
         "dla" => match dragonfly_master(fabric) {
-            Ok(hub) if !super::verified::checkable(fabric) => Ok(TreeRule::Masters(vec![hub])),
-            Ok(hub) => verified_masters(fabric, routing, Some(hub)).map(checked),
+            Ok(hub) if !super::verified::checkable(fabric) => {
+                Ok(TreeRule::Masters(MasterTrees::everywhere(vec![hub])))
+            }
+            Ok(hub) => verified_masters(fabric, routing, Some(hub)).map(TreeRule::Masters),
             Err(why) => verified_masters(fabric, routing, None)
-                .map(checked)
+                .map(TreeRule::Masters)
                 .map_err(|e| format!("{why}; {e}")),
         },
         // Up*/down* on the VL of SL 0 (the default and the broadcast
@@ -72,13 +91,13 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
         // checked trees.
         "mlid" => match fat_tree_rule(fabric, routing) {
             Ok(levels) if levels.covers(0) => Ok(TreeRule::FatTree(levels)),
-            Ok(_) => verified_masters(fabric, routing, None).map(checked),
+            Ok(_) => verified_masters(fabric, routing, None).map(TreeRule::Masters),
             Err(why) => verified_masters(fabric, routing, None)
-                .map(checked)
+                .map(TreeRule::Masters)
                 .map_err(|e| format!("{why}; {e}")),
         },
         "pssp" | "layered" | "sfmin" | "hxdor" => {
-            verified_masters(fabric, routing, None).map(checked)
+            verified_masters(fabric, routing, None).map(TreeRule::Masters)
         }
         other => Err(format!("{other} has no multicast tree rule")),
     }
@@ -86,45 +105,45 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
 }
 
 impl TreeRule {
-    /// The tree group `mlid` with members on `switches` is cut from.
+    /// The tree group `mlid` on `sl` with members on `switches` is cut
+    /// from.
     pub fn tree_for(
         &self,
         fabric: &Fabric,
         mlid: u16,
+        sl: u8,
         switches: &[SwitchId],
     ) -> Result<Tree, String> {
         match self {
-            TreeRule::Masters(trees) | TreeRule::SomeSls(trees, _) if !trees.is_empty() => {
-                Ok(trees[spread(mlid, 0x5eed) % trees.len()].clone())
+            TreeRule::Masters(m) => {
+                let usable = m.per_sl[sl as usize & 0xf];
+                let allowed: Vec<&Tree> = m
+                    .trees
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| usable & (1 << i) != 0)
+                    .map(|(_, t)| t)
+                    .collect();
+                match allowed[..] {
+                    [] => Err(format!("no master tree for SL {sl}")),
+                    _ => Ok(allowed[spread(mlid, 0x5eed) % allowed.len()].clone()),
+                }
             }
-            TreeRule::Masters(_) | TreeRule::SomeSls(..) => Err("no master tree".into()),
             TreeRule::FatTree(levels) => levels.tree_for(fabric.graph(), mlid, switches),
         }
     }
-}
 
-/// Trees checked on every SL, or on some.
-fn checked((trees, sls): (Vec<Tree>, u16)) -> TreeRule {
-    if sls == super::verified::ALL_SLS {
-        TreeRule::Masters(trees)
-    } else {
-        TreeRule::SomeSls(trees, sls)
-    }
-}
-
-impl TreeRule {
     /// Whether groups on `sl` get a tree the rule covers.
     pub fn covers(&self, sl: u8) -> bool {
         match self {
-            TreeRule::SomeSls(_, sls) => sls & (1 << (sl & 0xf)) != 0,
+            TreeRule::Masters(m) => m.per_sl[sl as usize & 0xf] != 0,
             TreeRule::FatTree(levels) => levels.covers(sl),
-            TreeRule::Masters(_) => true,
         }
     }
 
     /// The SLs covered, for messages.
     pub fn covered_sls(&self) -> Vec<u8> {
-        (0..16).filter(|&sl| self.covers(sl)).collect()
+        (0..NUM_SLS as u8).filter(|&sl| self.covers(sl)).collect()
     }
 }
 
