@@ -105,31 +105,36 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
 }
 
 impl TreeRule {
-    /// The tree group `mlid` on `sl` with members on `switches` is cut
-    /// from.
-    pub fn tree_for(
+    /// The trees group `mlid` on `sl` with members on `switches` may be
+    /// cut from, the one its MLID picks first (groups spread over equal
+    /// choices).
+    pub fn trees_for(
         &self,
         fabric: &Fabric,
         mlid: u16,
         sl: u8,
         switches: &[SwitchId],
-    ) -> Result<Tree, String> {
+    ) -> Result<Vec<Tree>, String> {
         match self {
             TreeRule::Masters(m) => {
                 let usable = m.per_sl[sl as usize & 0xf];
-                let allowed: Vec<&Tree> = m
+                let mut allowed: Vec<Tree> = m
                     .trees
                     .iter()
                     .enumerate()
                     .filter(|(i, _)| usable & (1 << i) != 0)
-                    .map(|(_, t)| t)
+                    .map(|(_, t)| t.clone())
                     .collect();
-                match allowed[..] {
-                    [] => Err(format!("no master tree for SL {sl}")),
-                    _ => Ok(allowed[spread(mlid, 0x5eed) % allowed.len()].clone()),
+                if allowed.is_empty() {
+                    return Err(format!("no master tree for SL {sl}"));
                 }
+                let first = spread(mlid, 0x5eed) % allowed.len();
+                allowed.rotate_left(first);
+                Ok(allowed)
             }
-            TreeRule::FatTree(levels) => levels.tree_for(fabric.graph(), mlid, switches),
+            TreeRule::FatTree(levels) => {
+                Ok(vec![levels.tree_for(fabric.graph(), mlid, switches)?])
+            }
         }
     }
 

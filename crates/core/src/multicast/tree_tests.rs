@@ -123,7 +123,7 @@ fn mlid_trees_add_no_credit_loop_on_fat_trees_and_spread_over_the_tops() {
                     .collect();
                 s.sort_unstable();
                 s.dedup();
-                rule.tree_for(f, *mlid, 0, &s).unwrap().root
+                rule.trees_for(f, *mlid, 0, &s).unwrap()[0].root
             })
             .collect();
         roots.sort_unstable();
@@ -490,6 +490,34 @@ fn groups_spread_over_the_trees() {
             let (alone, _) = channel_sharing(&f, &groups_of(&f, &first, &r, &members));
             eprintln!("  with the first tree alone: at most {alone}");
             assert!(max <= alone, "{engine}: more trees on the covered SLs");
+            let (by_mlid, _) = channel_sharing(&f, &groups_by_mlid(&f, &m, &members));
+            eprintln!("  each group on the tree its MLID picks: at most {by_mlid}");
+            assert_smallest_cuts(&f, &rule, &r, &members);
+        }
+    }
+}
+
+/// The groups cut from the tree their MLID picks, as before groups took
+/// the tree where they are smallest.
+fn groups_by_mlid(f: &Fabric, m: &MasterTrees, members: &[(u16, Vec<PortRef>)]) -> Vec<GroupMft> {
+    let rule = TreeRule::Masters(m.clone());
+    members
+        .iter()
+        .map(|(mlid, ports)| {
+            let t = &rule.trees_for(f, *mlid, 0, &[]).unwrap()[0];
+            super::tree::cut(f, t, *mlid, 0, ports).unwrap()
+        })
+        .collect()
+}
+
+/// Every group forwards to no more ports than it would on any other tree
+/// its SL may use.
+fn assert_smallest_cuts(f: &Fabric, rule: &TreeRule, r: &Routing, members: &[(u16, Vec<PortRef>)]) {
+    for (mlid, ports) in members {
+        let built = build_group(f, rule, r, *mlid, 0, ports).unwrap();
+        for t in rule.trees_for(f, *mlid, 0, &[]).unwrap() {
+            let other = super::tree::cut(f, &t, *mlid, 0, ports).unwrap();
+            assert!(built.size() <= other.size(), "group {mlid:#x}");
         }
     }
 }
