@@ -261,10 +261,11 @@ fn damaged_dragonflies_get_a_checked_tree_and_unknown_engines_none() {
     assert!(rule_for("nue", &f, &pssp).is_err());
 }
 
-/// pssp as before `pssp.multicast_vl`: unicast layer 0 on SL 0 / VL 0.
+/// pssp as before `pssp.multicast_vl` and `pssp.multicast_tree`: unicast
+/// layer 0 on SL 0 / VL 0, not placed around a tree.
 fn pssp_without_multicast_vl(f: &Fabric) -> Routing {
     let settings = crate::config::Settings::parse(
-        "pssp.multicast_vl FALSE\n",
+        "pssp.multicast_vl FALSE\npssp.multicast_tree FALSE\n",
         "test",
         &crate::engines::config_sections(),
     );
