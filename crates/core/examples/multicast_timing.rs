@@ -1,8 +1,9 @@
 //! Times an engine's multicast tree rule offline (what the plugin works
 //! out on the first group after a routing pass) and the trees of the
 //! broadcast group and 100 random groups of 2-24 hosts:
-//! `cargo run --release -p osmroute-core --example multicast_timing -- ENGINE NETFILE [VLS]`
-//! (VLS: the data VLs the ports offer, 8 by default, as `--vls`).
+//! `cargo run --release -p osmroute-core --example multicast_timing -- ENGINE NETFILE [VLS [CONF]]`
+//! (VLS: the data VLs the ports offer, 8 by default, as `--vls`; CONF: an
+//! osmroute.conf).
 use std::time::Instant;
 
 use osmroute_core::fabric::PortRef;
@@ -11,10 +12,11 @@ use osmroute_core::rng::Rng;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (engine, net, vls) = match &args[..] {
-        [engine, net] => (engine, net, 8),
-        [engine, net, vls] => (engine, net, vls.parse()?),
-        _ => return Err("usage: multicast_timing ENGINE NETFILE [VLS]".into()),
+    let (engine, net, vls, conf) = match &args[..] {
+        [engine, net] => (engine, net, 8, String::new()),
+        [engine, net, vls] => (engine, net, vls.parse()?, String::new()),
+        [engine, net, vls, conf] => (engine, net, vls.parse()?, std::fs::read_to_string(conf)?),
+        _ => return Err("usage: multicast_timing ENGINE NETFILE [VLS [CONF]]".into()),
     };
     let mut b = osmroute_core::io::netfile::read(&std::fs::read_to_string(net)?)?;
     b.assign_lids_sequential(0)?;
@@ -24,7 +26,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let f = b.build()?;
     let t = Instant::now();
-    let r = osmroute_core::pipeline::route_by_name(engine, &f)?.routing;
+    let settings = osmroute_core::config::Settings::parse(
+        &conf,
+        "osmroute.conf",
+        &osmroute_core::engines::config_sections(),
+    );
+    let info = osmroute_core::engines::find(engine)?;
+    let r = osmroute_core::pipeline::route(info, &settings, &f)?.routing;
     println!(
         "{engine} route: {:?}, {} VL(s), unicast SLs {:?}",
         t.elapsed(),

@@ -241,6 +241,37 @@ fn assert_one_turning_switch_matters(
     assert!(check(f, r, &twisted, &unicast).credit_loop.is_some());
 }
 
+/// The director twin with an Aggregation Node on every chip: mlid places
+/// the paths of Aggregation Nodes on line chips of two directors on
+/// virtual layers, with SL 0 on unicast layer 0, and no candidate tree
+/// passes there, nor fits around that layer: SL-0 groups are left to
+/// OpenSM's kind of tree (with the warning). `mlid.multicast_vl TRUE`
+/// gives them VL 0 alone, where the check finds trees.
+#[test]
+fn mlid_on_a_director_twin_with_aggregation_nodes_needs_its_multicast_vl() {
+    use crate::gen::field::{aggregation_nodes, directors, Directors};
+    let f = built(aggregation_nodes(&directors(&Directors::small_twin()).unwrap()).unwrap());
+    let r = route_by_name("mlid", &f).unwrap().routing;
+    assert!(r.path_sl.sls_used().contains(&0));
+    assert!(!rule_for("mlid", &f, &r).is_ok_and(|rule| rule.covers(0)));
+    let settings = crate::config::Settings::parse(
+        "mlid.multicast_vl TRUE\n",
+        "test",
+        &crate::engines::config_sections(),
+    );
+    let r = crate::pipeline::route(crate::engines::find("mlid").unwrap(), &settings, &f)
+        .unwrap()
+        .routing;
+    assert!(!r.path_sl.sls_used().contains(&0), "unicast on SLs 1..");
+    let rule = rule_for("mlid", &f, &r).unwrap();
+    assert!(rule.covers(0), "{:?}", rule.covered_sls());
+    assert_loop_free(
+        &f,
+        &r,
+        &groups_on(&f, &rule, &r, &memberships(&f, 106, 19), 0),
+    );
+}
+
 #[test]
 fn damaged_dragonflies_get_a_checked_tree_and_unknown_engines_none() {
     let mut b =
