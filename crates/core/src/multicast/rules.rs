@@ -71,7 +71,8 @@ impl MasterTrees {
 pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<TreeRule, String> {
     let why = |e: String| {
         format!(
-            "{e}; its groups get OpenSM's kind of tree, which nothing checks against credit loops"
+            "{e}; its groups get OpenSM's kind of tree, which nothing checks against credit loops{}",
+            remedy(engine)
         )
     };
     match engine {
@@ -102,6 +103,19 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
         other => Err(format!("{other} has no multicast tree rule")),
     }
     .map_err(why)
+}
+
+/// What gives the groups of `engine`'s routing checked trees where no
+/// tree passes: VL 0 for multicast alone.
+fn remedy(engine: &str) -> String {
+    match engine {
+        "pssp" | "layered" => format!(
+            " (one VL more than the layering needs, through max_op_vls or {engine}.max_vls, keeps VL 0 for \
+             SL 0: {engine}.multicast_vl)"
+        ),
+        "mlid" => " (mlid.multicast_vl TRUE keeps VL 0 for SL 0, one VL more)".to_string(),
+        _ => String::new(),
+    }
 }
 
 impl TreeRule {
