@@ -39,8 +39,8 @@ use crate::topology::dragonfly::discover_groups;
 /// How an engine's groups get their trees.
 #[derive(Clone, Debug)]
 pub enum TreeRule {
-    /// Master trees, each group cut from one chosen by its MLID among
-    /// those its SL may use.
+    /// Master trees, each group cut from the one it forwards to the fewest
+    /// ports on among those its SL may use (`build_group`).
     Masters(MasterTrees),
     /// Per group a tree hung down from a top switch of a fat tree.
     FatTree(FatTreeLevels),

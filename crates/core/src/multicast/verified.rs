@@ -4,7 +4,8 @@
 //! credit-loop analysis found no cycle in the engine's unicast dependencies
 //! together with the whole flood (every end port a member) of every tree
 //! accepted so far and this one. Every group is cut from one of the trees
-//! its SL may use (chosen by MLID, so groups spread over them) with the
+//! its SL may use (the one it forwards to the fewest ports on, MLID order
+//! on ties, so groups spread over them) with the
 //! tree's fixed cables, so its dependencies are a subset of the union and
 //! the one check covers every group, whatever its members.
 //!
