@@ -39,10 +39,8 @@ impl MulticastPlan {
 
     /// The SLs whose groups get checked trees, when that is not all.
     pub fn partial(&self) -> Option<Vec<u8>> {
-        match &self.rule {
-            Ok(rule @ TreeRule::SomeSls(..)) => Some(rule.covered_sls()),
-            _ => None,
-        }
+        let sls = self.rule.as_ref().ok()?.covered_sls();
+        (sls.len() < osmroute_core::routing::NUM_SLS).then_some(sls)
     }
 
     /// Whether the rule covers SL 0 (OpenSM's default SL and the IPoIB
@@ -95,7 +93,17 @@ impl MulticastPlan {
         let group = match &self.rule {
             Ok(rule) => {
                 self.warn_unchecked(rule, mlid, sl);
-                build_group(fabric, rule, routing, mlid, sl, &members)?
+                // A tree of the rule that cannot hold these members (a
+                // switch's own port on a top the trees do not reach, say)
+                // leaves the group to OpenSM's kind of tree, not without
+                // entries.
+                build_group(fabric, rule, routing, mlid, sl, &members).or_else(|e| {
+                    log::warn!(
+                        "multicast MLID {mlid:#06X}: {e}; it gets OpenSM's kind of tree, which nothing checks \
+                         against credit loops"
+                    );
+                    opensm_like(fabric, routing, mlid, sl, &members)
+                })?
             }
             Err(_) => opensm_like(fabric, routing, mlid, sl, &members)?,
         };

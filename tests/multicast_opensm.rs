@@ -4,10 +4,12 @@
 //! from the switches equal OpenSM's dump; `osmroute check` finds no credit
 //! loop in unicast and multicast together and every member reached once;
 //! groups survive a re-sweep after a cable fails. pssp keeps VL 0 for
-//! multicast on SL 0, so every group on SL 0 gets a checked tree; for
-//! contrast, pssp without that VL (`pssp.multicast_vl FALSE`, as before)
-//! and OpenSM's own default trees (or its own rule's OpenSM-like tree on
-//! SL 0) has the cycle the broadcast tree closes with its unicast.
+//! multicast on SL 0, or places unicast around the tree where no VL is
+//! left, so every group on SL 0 gets a checked tree; for contrast, pssp
+//! without either (`pssp.multicast_vl FALSE`, `pssp.multicast_tree
+//! FALSE`, as before) and OpenSM's own default trees (or its own rule's
+//! OpenSM-like tree on SL 0) has the cycle the broadcast tree closes with
+//! its unicast.
 
 mod harness;
 
@@ -141,11 +143,55 @@ fn after_the_failure(live: &Live, net: &str, groups: usize, before: &HashMap<u16
         "{report}"
     );
     live.osm.assert_no_errors();
-    let fallback = live.osm.lines_with("multicast:");
+    let fallback = unchecked_trees(&live.osm);
     assert!(
         fallback.is_empty(),
-        "the engine's own trees, not OpenSM's: {fallback:?}"
+        "the engine's own checked trees, not OpenSM's: {fallback:?}"
     );
+}
+
+/// The log lines that say some groups get trees nothing checked.
+fn unchecked_trees(osm: &OpenSm) -> Vec<String> {
+    let mut lines = osm.lines_with("which nothing checks");
+    lines.extend(osm.lines_with("checked against credit loops only"));
+    lines
+}
+
+/// An inter-switch cable of the last switch (by GUID) with hosts, away
+/// from the SM's host (the first node of the net file): (switch, port).
+fn a_cable_away_from_the_sm(net: &str) -> (String, u8) {
+    let fabric = fabric_of(net);
+    let g = fabric.graph();
+    let switch = fabric
+        .switch_ids()
+        .filter(|&s| g.hosts(s) > 0 && !g.cables(s).is_empty())
+        .last()
+        .expect("a switch with hosts and cables");
+    let port = g.cables(switch)[0].port;
+    (fabric.switch_node(switch).desc.clone(), port.raw())
+}
+
+/// Joins 100 random groups and the broadcast group under `engine`, checks
+/// them, fails a cable and checks them again after the re-sweep; the
+/// simulation, for more questions to its log.
+fn groups_survive_a_cable_failure(
+    name: &str,
+    engine: &str,
+    net: String,
+    env: &[(&str, &str)],
+) -> Live {
+    let mut live = Live::start_with(name, engine, net.clone(), env);
+    let groups = random_groups(&hosts(&net), 100, 13);
+    let before = join_and_check(&live.sim, &live.osm, &net, &groups);
+    assert!(
+        unchecked_trees(&live.osm).is_empty(),
+        "{engine}: {:?}",
+        live.osm.lines_with("multicast")
+    );
+    let (switch, port) = a_cable_away_from_the_sm(&net);
+    live.faults(&[format!("unlink \"{switch}\"[{port}]")]);
+    after_the_failure(&live, &net, groups.len(), &before);
+    live
 }
 
 /// The port of switch `a` cabled to switch `b` (net-file names).
@@ -204,31 +250,68 @@ fn last_leaf_uplink(net: &str) -> (String, u8) {
 }
 
 /// Engines whose tree is checked at routing time: sfmin on a Slim Fly and
-/// hxdor on a HyperX, with the broadcast group and 100 random groups.
+/// hxdor on a HyperX, with the broadcast group and 100 random groups,
+/// before and after a cable fails.
 #[test]
-fn sfmin_and_hxdor_build_checked_trees() {
+fn sfmin_and_hxdor_build_checked_trees_that_survive_a_cable_failure() {
     for (engine, family) in [
         ("sfmin", &["slimfly", "--q", "5", "--p", "2"][..]),
         ("hxdor", &["hyperx", "--dims", "3,3", "--p", "4"][..]),
     ] {
         let net = harness::generate_shuffled(family, 7);
-        let mut sim = Sim::start(&format!("mcast-{engine}"), &net);
-        let osm = sim.opensm(&[&format!("routing_engine {engine}"), "qos TRUE"], &[]);
-        osm.wait_for("SUBNET UP", Duration::from_secs(120));
-        let groups = random_groups(&hosts(&net), 100, 13);
-        join_and_check(&sim, &osm, &net, &groups);
-        assert!(
-            osm.lines_with("multicast:").is_empty(),
-            "{engine}: {:?}",
-            osm.lines_with("multicast:")
-        );
+        groups_survive_a_cable_failure(&format!("mcast-{engine}"), engine, net, &[]);
     }
 }
 
+/// mlid on the PGFT of issue 30 with 3 hosts on its top switches (its two
+/// VL case: down-then-up paths on VL 1): every tree turns up into the tops
+/// at one switch below them, so SL-0 groups get trees of the rule, with no
+/// warning, before and after a leaf's cable fails.
+#[test]
+fn mlid_trees_reach_hosts_on_the_top_switches() {
+    let net = harness::generate_shuffled(
+        &[
+            "pgft",
+            "--down",
+            "4,6",
+            "--up",
+            "1,3",
+            "--parallel",
+            "1,2",
+            "--top-hosts",
+            "3",
+        ],
+        5,
+    );
+    groups_survive_a_cable_failure("mcast-mlid-tops", "mlid", net, &[]);
+}
+
+/// pssp with as many VLs as its layering needs (`pssp.max_vls 3` on the
+/// Dragonfly a=4, h=2, p=2): no VL is left for multicast, unicast layer 0
+/// shares VL 0 with SL 0, and the layering places it around the master
+/// tree, so SL-0 groups still get checked trees, before and after a cable
+/// fails.
+#[test]
+fn pssp_without_a_multicast_vl_places_unicast_around_the_tree() {
+    let net = dragonfly_net(4, 2, 2);
+    let dir = std::env::temp_dir().join(format!("osmroute-mcast-tight-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temporary directory");
+    let conf = dir.join("tight.conf");
+    std::fs::write(&conf, "pssp.max_vls 3\n").expect("write osmroute.conf");
+    let conf = conf.display().to_string();
+    groups_survive_a_cable_failure(
+        "mcast-pssp-tight",
+        "pssp",
+        net,
+        &[("OSMROUTE_CONFIG", conf.as_str())],
+    );
+}
+
 /// OpenSM's own default tree (the plugin told to leave the trees to it)
-/// with pssp's unicast on SL 0 too (`pssp.multicast_vl FALSE`): the cycle
-/// the issue measured. pssp's own rule then gives SL-0 groups the same
-/// kind of tree, with a warning.
+/// with pssp's unicast on SL 0 too and not placed around a tree
+/// (`pssp.multicast_vl FALSE`, `pssp.multicast_tree FALSE`): the cycle the
+/// issue measured. pssp's own rule then gives SL-0 groups the same kind of
+/// tree, with a warning.
 #[test]
 fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
     for opensm_trees in [true, false] {
@@ -240,7 +323,11 @@ fn pssp_broadcast_on_sl0(opensm_trees: bool) {
     let net = dragonfly_net(4, 2, 2);
     let mut sim = Sim::start("mcast-pssp", &net);
     let conf = sim.dir.join("no-multicast-vl.conf");
-    std::fs::write(&conf, "pssp.multicast_vl FALSE\n").expect("write osmroute.conf");
+    std::fs::write(
+        &conf,
+        "pssp.multicast_vl FALSE\npssp.multicast_tree FALSE\n",
+    )
+    .expect("write osmroute.conf");
     let conf = conf.display().to_string();
     let mut env = vec![("OSMROUTE_CONFIG", conf.as_str())];
     if opensm_trees {
@@ -279,24 +366,14 @@ fn pssp_broadcast_on_sl0(opensm_trees: bool) {
 
 /// pssp by default: unicast on SLs 1.., VL 0 left to SL 0, so the
 /// broadcast group and 100 random groups on SL 0 (no partitions.conf)
-/// get checked trees, with no credit loop and no warning.
+/// get checked trees, with no credit loop and no warning, before and after
+/// a cable fails.
 #[test]
 fn pssp_groups_on_sl0_get_checked_trees_by_default() {
-    let net = dragonfly_net(4, 2, 2);
-    let mut sim = Sim::start("mcast-pssp-sl0", &net);
-    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], &[]);
-    osm.wait_for("SUBNET UP", Duration::from_secs(120));
-    let groups = random_groups(&hosts(&net), 100, 14);
-    join_and_check(&sim, &osm, &net, &groups);
+    let live =
+        groups_survive_a_cable_failure("mcast-pssp-sl0", "pssp", dragonfly_net(4, 2, 2), &[]);
     assert!(
-        osm.lines_with("checked against credit loops only")
-            .is_empty()
-            && osm.lines_with("which nothing checks").is_empty(),
-        "{:?}",
-        osm.lines_with("multicast")
-    );
-    assert!(
-        !osm.lines_with("VL 0 carries only SL 0").is_empty(),
+        !live.osm.lines_with("VL 0 carries only SL 0").is_empty(),
         "the layering left VL 0 to multicast"
     );
 }

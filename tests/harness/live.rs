@@ -159,9 +159,14 @@ impl Live {
     /// Simulates `net` (ibsim socket named after `name`) under an OpenSM
     /// routing with `engine` alone, and waits for its first pass.
     pub fn start(name: &str, engine: &str, net: String) -> Live {
+        Self::start_with(name, engine, net, &[])
+    }
+
+    /// `start` with OpenSM given `env` (e.g. `OSMROUTE_CONFIG`).
+    pub fn start_with(name: &str, engine: &str, net: String, env: &[(&str, &str)]) -> Live {
         let mut sim = Sim::start_live(name, &net);
         let routing = format!("routing_engine {engine}");
-        let osm = sim.opensm(&[&routing, "qos TRUE", "sweep_interval 2"], &[]);
+        let osm = sim.opensm(&[&routing, "qos TRUE", "sweep_interval 2"], env);
         let mut live = Live {
             sim,
             osm,

@@ -87,6 +87,31 @@ impl<'a> DependencyGraph<'a> {
         self.edges.iter().map(Vec::len).sum()
     }
 
+    /// The dense id of a channel (the switch graph's channel number times
+    /// 16 plus the VL), as `edge_ids` and `topological_order` give them.
+    pub fn id_of(&self, c: Channel) -> u32 {
+        self.id(c)
+    }
+
+    /// Every dependency, as dense channel ids.
+    pub fn edge_ids(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.edges
+            .iter()
+            .enumerate()
+            .flat_map(|(a, list)| list.iter().map(move |&b| (a as u32, b)))
+    }
+
+    /// Every channel id (used or not) in an order where each dependency
+    /// leads forward; None when the dependencies close a cycle.
+    pub fn topological_order(&self) -> Option<Vec<u32>> {
+        let mut g: DiGraph<(), (), u32> = DiGraph::from_edges(self.edge_ids());
+        while g.node_count() < self.edges.len() {
+            g.add_node(());
+        }
+        let order = petgraph::algo::toposort(&g, None).ok()?;
+        Some(order.into_iter().map(|n| n.index() as u32).collect())
+    }
+
     /// One cycle, as the channels along it, if there is any.
     ///
     /// petgraph's topological sort says whether there is a cycle and names

@@ -10,6 +10,7 @@
 //! be checked together with unicast's (`check`).
 
 pub mod check;
+pub mod fat_tree;
 pub mod flood;
 pub mod opensm_like;
 pub mod rules;
@@ -54,6 +55,11 @@ impl GroupMft {
         &self.ports[switch]
     }
 
+    /// Ports forwarded to, over all switches.
+    pub fn size(&self) -> usize {
+        self.ports.iter().map(Vec::len).sum()
+    }
+
     /// Switches with a non-empty mask.
     pub fn switches(&self) -> impl Iterator<Item = SwitchId> + '_ {
         self.ports
@@ -88,8 +94,17 @@ pub fn build_group(
     }
     switches.sort_unstable();
     switches.dedup();
-    let t = rule.tree_for(fabric, mlid, &switches)?;
-    tree::cut(fabric, &t, mlid, sl, members)
+    // Of the trees the group may use, the one where its members are
+    // closest (fewest ports to forward to): small groups stay local
+    // rather than all crossing every tree's root.
+    let mut best: Option<GroupMft> = None;
+    for t in rule.trees_for(fabric, mlid, sl, &switches)? {
+        let group = tree::cut(fabric, &t, mlid, sl, members)?;
+        if best.as_ref().is_none_or(|b| group.size() < b.size()) {
+            best = Some(group);
+        }
+    }
+    best.ok_or_else(|| "no tree".to_string())
 }
 
 #[cfg(test)]

@@ -20,42 +20,50 @@
 //!   between every pair of groups), since that is what keeps dla's unicast
 //!   minimal; damaged fabrics get a tree checked at routing time
 //!   (`verified`), or OpenSM's own when every candidate closes a loop.
-//! - **Fat trees (`mlid`)**: levels count hops up from the host switches;
-//!   every cable joins adjacent levels and unicast goes up*, then down*.
-//!   Each group's tree is rooted at a top switch (chosen per group, so
-//!   groups spread over the tops) and reaches the members' switches
-//!   downward only, so every tree path between two members also goes up,
-//!   then down. A dependency from a down channel to an up one then never
-//!   occurs, up channels only lead to higher ones and down channels to
-//!   lower ones: no cycle, with any number of such trees.
+//! - **Fat trees (`mlid`)**: per group a tree hung down from a top
+//!   switch, through one turning switch to the other tops where hosts sit
+//!   on two or more (`fat_tree` gives the argument), for the SLs whose VL
+//!   carries only up*/down* unicast; other mlid routings (paths on virtual
+//!   layers) get checked trees.
 //! - pssp, layered, sfmin, hxdor: master trees checked at routing time
 //!   against the engine's unicast (`verified`), on every SL or, failing
 //!   that, on the SLs where the check passes.
 
+use super::fat_tree::{fat_tree_rule, FatTreeLevels};
 use super::tree::{spread, Tree};
 use super::verified::verified_masters;
-use crate::fabric::{Fabric, SwitchGraph, SwitchId};
-use crate::routing::Routing;
+use crate::fabric::{Fabric, SwitchId};
+use crate::routing::{Routing, NUM_SLS};
 use crate::topology::dragonfly::discover_groups;
 
 /// How an engine's groups get their trees.
 #[derive(Clone, Debug)]
 pub enum TreeRule {
-    /// Master trees; each group is cut from one, chosen by its MLID.
-    Masters(Vec<Tree>),
-    /// Master trees checked only for the SLs of the mask (a bit per SL);
-    /// groups on other SLs get OpenSM's kind of tree (`opensm_like`),
-    /// which nothing checks.
-    SomeSls(Vec<Tree>, u16),
-    /// Per group a downward tree from a top switch of a fat tree.
+    /// Master trees, each group cut from the one it forwards to the fewest
+    /// ports on among those its SL may use (`build_group`).
+    Masters(MasterTrees),
+    /// Per group a tree hung down from a top switch of a fat tree.
     FatTree(FatTreeLevels),
 }
 
-/// The levels of a fat tree (0: switches with hosts).
+/// Master trees, and per SL the ones its groups may be cut from (a bit
+/// per tree): on an SL without any, groups get OpenSM's kind of tree
+/// (`opensm_like`), which nothing checks.
 #[derive(Clone, Debug)]
-pub struct FatTreeLevels {
-    pub level: Vec<u32>,
-    pub tops: Vec<SwitchId>,
+pub struct MasterTrees {
+    pub trees: Vec<Tree>,
+    pub per_sl: [u8; NUM_SLS],
+}
+
+impl MasterTrees {
+    /// Every tree on every SL (at most 8 trees).
+    pub fn everywhere(trees: Vec<Tree>) -> Self {
+        let all = (1u16 << trees.len().min(8)) - 1;
+        MasterTrees {
+            trees,
+            per_sl: [all as u8; NUM_SLS],
+        }
+    }
 }
 
 /// The rule for `engine`'s `routing` of `fabric`, or why it has none
@@ -63,71 +71,98 @@ pub struct FatTreeLevels {
 pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<TreeRule, String> {
     let why = |e: String| {
         format!(
-            "{e}; its groups get OpenSM's kind of tree, which nothing checks against credit loops"
+            "{e}; its groups get OpenSM's kind of tree, which nothing checks against credit loops{}",
+            remedy(engine)
         )
     };
     match engine {
         // Intact: the hub tree, and more trees where the check accepts
         // them. Damaged: no structural argument, but checked trees may do.
         "dla" => match dragonfly_master(fabric) {
-            Ok(hub) if !super::verified::checkable(fabric) => Ok(TreeRule::Masters(vec![hub])),
-            Ok(hub) => verified_masters(fabric, routing, Some(hub)).map(checked),
+            Ok(hub) if !super::verified::checkable(fabric) => {
+                Ok(TreeRule::Masters(MasterTrees::everywhere(vec![hub])))
+            }
+            Ok(hub) => verified_masters(fabric, routing, Some(hub)).map(TreeRule::Masters),
             Err(why) => verified_masters(fabric, routing, None)
-                .map(checked)
+                .map(TreeRule::Masters)
                 .map_err(|e| format!("{why}; {e}")),
         },
-        "mlid" if routing.vls_needed() > 1 => Err(
-            "hosts on the top switches put mlid's unicast on two VLs, which the up*/down* tree argument does not cover"
-                .to_string(),
-        ),
-        "mlid" => fat_tree_levels(fabric.graph()).map(TreeRule::FatTree),
+        // Up*/down* on the VL of SL 0 (the default and the broadcast
+        // group's): the argument; otherwise (paths on virtual layers)
+        // checked trees.
+        "mlid" => match fat_tree_rule(fabric, routing) {
+            Ok(levels) if levels.covers(0) => Ok(TreeRule::FatTree(levels)),
+            Ok(_) => verified_masters(fabric, routing, None).map(TreeRule::Masters),
+            Err(why) => verified_masters(fabric, routing, None)
+                .map(TreeRule::Masters)
+                .map_err(|e| format!("{why}; {e}")),
+        },
         "pssp" | "layered" | "sfmin" | "hxdor" => {
-            verified_masters(fabric, routing, None).map(checked)
+            verified_masters(fabric, routing, None).map(TreeRule::Masters)
         }
         other => Err(format!("{other} has no multicast tree rule")),
     }
     .map_err(why)
 }
 
+/// What gives the groups of `engine`'s routing checked trees where no
+/// tree passes: VL 0 for multicast alone.
+fn remedy(engine: &str) -> String {
+    match engine {
+        "pssp" | "layered" => format!(
+            " (one VL more than the layering needs, through max_op_vls or {engine}.max_vls, keeps VL 0 for \
+             SL 0: {engine}.multicast_vl)"
+        ),
+        "mlid" => " (mlid.multicast_vl TRUE keeps VL 0 for SL 0, one VL more)".to_string(),
+        _ => String::new(),
+    }
+}
+
 impl TreeRule {
-    /// The tree group `mlid` with members on `switches` is cut from.
-    pub fn tree_for(
+    /// The trees group `mlid` on `sl` with members on `switches` may be
+    /// cut from, the one its MLID picks first (groups spread over equal
+    /// choices).
+    pub fn trees_for(
         &self,
         fabric: &Fabric,
         mlid: u16,
+        sl: u8,
         switches: &[SwitchId],
-    ) -> Result<Tree, String> {
+    ) -> Result<Vec<Tree>, String> {
         match self {
-            TreeRule::Masters(trees) | TreeRule::SomeSls(trees, _) if !trees.is_empty() => {
-                Ok(trees[spread(mlid, 0x5eed) % trees.len()].clone())
+            TreeRule::Masters(m) => {
+                let usable = m.per_sl[sl as usize & 0xf];
+                let mut allowed: Vec<Tree> = m
+                    .trees
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| usable & (1 << i) != 0)
+                    .map(|(_, t)| t.clone())
+                    .collect();
+                if allowed.is_empty() {
+                    return Err(format!("no master tree for SL {sl}"));
+                }
+                let first = spread(mlid, 0x5eed) % allowed.len();
+                allowed.rotate_left(first);
+                Ok(allowed)
             }
-            TreeRule::Masters(_) | TreeRule::SomeSls(..) => Err("no master tree".into()),
-            TreeRule::FatTree(levels) => downward_tree(fabric.graph(), levels, mlid, switches),
+            TreeRule::FatTree(levels) => {
+                Ok(vec![levels.tree_for(fabric.graph(), mlid, switches)?])
+            }
         }
     }
-}
 
-/// Trees checked on every SL, or on some.
-fn checked((trees, sls): (Vec<Tree>, u16)) -> TreeRule {
-    if sls == super::verified::ALL_SLS {
-        TreeRule::Masters(trees)
-    } else {
-        TreeRule::SomeSls(trees, sls)
-    }
-}
-
-impl TreeRule {
     /// Whether groups on `sl` get a tree the rule covers.
     pub fn covers(&self, sl: u8) -> bool {
         match self {
-            TreeRule::SomeSls(_, sls) => sls & (1 << (sl & 0xf)) != 0,
-            _ => true,
+            TreeRule::Masters(m) => m.per_sl[sl as usize & 0xf] != 0,
+            TreeRule::FatTree(levels) => levels.covers(sl),
         }
     }
 
     /// The SLs covered, for messages.
     pub fn covered_sls(&self) -> Vec<u8> {
-        (0..16).filter(|&sl| self.covers(sl)).collect()
+        (0..NUM_SLS as u8).filter(|&sl| self.covers(sl)).collect()
     }
 }
 
@@ -200,89 +235,4 @@ pub fn dragonfly_master(fabric: &Fabric) -> Result<Tree, String> {
         parent,
         same_cables: false,
     })
-}
-
-/// Levels by hops from the nearest switch with hosts; every cable must
-/// join adjacent levels.
-pub fn fat_tree_levels(graph: &SwitchGraph) -> Result<FatTreeLevels, String> {
-    let leaves: Vec<SwitchId> = graph.ids().filter(|&s| graph.hosts(s) > 0).collect();
-    if leaves.is_empty() {
-        return Err("no switch has hosts".into());
-    }
-    let mut bfs = crate::fabric::Bfs::new(graph.switch_count());
-    bfs.run_from(graph, &leaves);
-    let mut level = Vec::with_capacity(graph.switch_count());
-    for s in graph.ids() {
-        if !bfs.reached(s) {
-            return Err("the fabric is in pieces".into());
-        }
-        level.push(bfs.dist(s));
-    }
-    for s in graph.ids() {
-        for &t in graph.neighbours(s) {
-            if level[s].abs_diff(level[t]) != 1 {
-                return Err(format!(
-                    "a cable joins two switches of level {} and {}: not a fat tree whose cables all go up or down",
-                    level[s], level[t]
-                ));
-            }
-        }
-    }
-    let top = level.iter().copied().max().unwrap_or(0);
-    let tops = graph.ids().filter(|&s| level[s] == top).collect();
-    Ok(FatTreeLevels { level, tops })
-}
-
-/// A tree from a top switch (chosen by `mlid`, the first from there on
-/// that reaches every member switch going down only), each switch hung
-/// from one of its upper neighbours in the tree (chosen by `mlid`).
-fn downward_tree(
-    graph: &SwitchGraph,
-    levels: &FatTreeLevels,
-    mlid: u16,
-    switches: &[SwitchId],
-) -> Result<Tree, String> {
-    let tops = &levels.tops;
-    let start = spread(mlid, usize::MAX) % tops.len().max(1);
-    for k in 0..tops.len() {
-        let root = tops[(start + k) % tops.len()];
-        let tree = hang_below(graph, &levels.level, root, mlid);
-        if switches.iter().all(|&s| tree.contains(s)) {
-            return Ok(tree);
-        }
-    }
-    Err("no top switch reaches every member going down only".into())
-}
-
-fn hang_below(graph: &SwitchGraph, level: &[u32], root: SwitchId, mlid: u16) -> Tree {
-    let n = graph.switch_count();
-    let mut parent: Vec<Option<SwitchId>> = vec![None; n];
-    let mut frontier = vec![root];
-    let mut reached = vec![false; n];
-    reached[root] = true;
-    while !frontier.is_empty() {
-        let mut below: Vec<SwitchId> = frontier
-            .iter()
-            .flat_map(|&u| graph.neighbours(u).iter().copied())
-            .filter(|&c| !reached[c] && level[c] + 1 == level[frontier[0]])
-            .collect();
-        below.sort_unstable();
-        below.dedup();
-        for &c in &below {
-            reached[c] = true;
-            let uppers: Vec<SwitchId> = graph
-                .neighbours(c)
-                .iter()
-                .copied()
-                .filter(|&u| frontier.binary_search(&u).is_ok())
-                .collect();
-            parent[c] = Some(uppers[spread(mlid, c.idx()) % uppers.len()]);
-        }
-        frontier = below;
-    }
-    Tree {
-        root,
-        parent,
-        same_cables: false,
-    }
 }

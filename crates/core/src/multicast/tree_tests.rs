@@ -5,7 +5,7 @@
 //! from it) finds the cycle pssp's unicast closes with the broadcast tree.
 
 use super::check::check;
-use super::rules::{rule_for, TreeRule};
+use super::rules::{rule_for, MasterTrees, TreeRule};
 use super::{build_group, GroupMft};
 use crate::analysis::report::analyze_with_dependencies;
 use crate::fabric::{Fabric, PortRef, SwitchId};
@@ -61,8 +61,16 @@ fn groups_on(
         .collect()
 }
 
-/// Unicast plus `groups` have no credit loop and every group is sound.
+/// Unicast plus `groups` have no credit loop, every group is sound, and
+/// the groups add dependencies of their own.
 fn assert_loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) {
+    assert!(loop_free(f, r, groups) > 0);
+}
+
+/// Asserts that unicast plus `groups` have no credit loop and every group
+/// is sound; the dependencies the groups add to unicast's (none where
+/// unicast turns wherever the trees do).
+fn loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) -> usize {
     let (report, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
     assert!(report.credit_loop.is_none(), "unicast alone");
     let m = check(f, r, groups, &unicast);
@@ -70,7 +78,7 @@ fn assert_loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) {
     for g in &m.groups {
         assert!(g.sound(), "group {:#x}: {:?}", g.mlid, g.delivery);
     }
-    assert!(m.added_dependencies > 0);
+    m.added_dependencies
 }
 
 #[test]
@@ -115,7 +123,7 @@ fn mlid_trees_add_no_credit_loop_on_fat_trees_and_spread_over_the_tops() {
                     .collect();
                 s.sort_unstable();
                 s.dedup();
-                rule.tree_for(f, *mlid, &s).unwrap().root
+                rule.trees_for(f, *mlid, 0, &s).unwrap()[0].root
             })
             .collect();
         roots.sort_unstable();
@@ -126,6 +134,142 @@ fn mlid_trees_add_no_credit_loop_on_fat_trees_and_spread_over_the_tops() {
             "every top switch roots some group"
         );
     }
+}
+
+/// The fat trees where mlid needs VL 1 for down-then-up paths between
+/// hosts on two or more tops: the PGFT of the issue with 3 hosts on its
+/// tops, and a leaf-spine with an Aggregation Node on every switch.
+fn fat_trees_with_hosts_on_the_tops() -> Vec<(&'static str, Fabric)> {
+    use crate::gen::field::aggregation_nodes;
+    use crate::gen::pgft::{pgft, pgft_with_top_hosts, Pgft};
+    let issue = Pgft {
+        down: vec![4, 6],
+        up: vec![1, 3],
+        parallel: vec![1, 2],
+    };
+    vec![
+        (
+            "top hosts",
+            built(pgft_with_top_hosts(&issue, 3, 1).unwrap()),
+        ),
+        (
+            "aggregation nodes",
+            built(aggregation_nodes(&pgft(&Pgft::leaf_spine(6, 4, 3, 2)).unwrap()).unwrap()),
+        ),
+    ]
+}
+
+/// Hosts on two or more tops: mlid's down-then-up paths are on SL 1 / VL
+/// 1, up*/down* ones on VL 0. Every tree turns up into the tops at one
+/// switch, so groups on the SLs of VL 0 get trees free of credit loops
+/// with unicast, while two turning switches (one per group) close one.
+#[test]
+fn mlid_trees_turn_up_to_hosts_on_the_tops_at_one_switch() {
+    for (name, f) in fat_trees_with_hosts_on_the_tops() {
+        let r = route_by_name("mlid", &f).unwrap().routing;
+        assert_eq!(r.vls_needed(), 2, "{name}");
+        let rule = rule_for("mlid", &f, &r).unwrap();
+        let TreeRule::FatTree(levels) = &rule else {
+            panic!("{name}: {rule:?}")
+        };
+        assert!(levels.turn.is_some(), "{name}: a turning switch");
+        assert!(!rule.covers(1), "{name}: SL 1 is VL 1's, down-then-up");
+        assert_eq!(rule.covered_sls().len(), 15, "{name}");
+        let hosted_tops: Vec<PortRef> = ca_ports(&f)
+            .into_iter()
+            .filter(|&p| {
+                let s = super::tree::attachment(&f, p).unwrap().0;
+                levels.tops.contains(&s)
+            })
+            .collect();
+        assert!(hosted_tops.len() >= 2, "{name}");
+        let mut members = memberships(&f, 106, 17);
+        members.push((0xC100, hosted_tops.clone()));
+        let groups = groups_of(&f, &rule, &r, &members);
+        assert_loop_free(&f, &r, &groups);
+        // The premise is read off the tables: with the down-then-up paths
+        // on VL 0 as well, no VL is up*/down* only.
+        let flat = Routing {
+            sl2vl: None,
+            path_sl: crate::routing::PathSl::Uniform(0),
+            ..r.clone()
+        };
+        assert!(super::fat_tree::fat_tree_rule(&f, &flat).is_err(), "{name}");
+        if name == "aggregation nodes" {
+            assert_one_turning_switch_matters(&f, &r, &rule, &hosted_tops);
+        }
+    }
+}
+
+/// The same trees, each group turning at a switch of its own: groups of
+/// the top hosts alone, one turning at X, the other at another switch
+/// cabled to every top, close a loop with unicast (over cables the groups
+/// pick by MLID from the bundles: 32 groups each). It needs unicast
+/// routes between leaves through two tops with hosts, which the
+/// Aggregation Nodes' leaf-spine has (on the other tree mlid routes the
+/// leaves' LIDs through the top without hosts and one other).
+fn assert_one_turning_switch_matters(
+    f: &Fabric,
+    r: &Routing,
+    rule: &TreeRule,
+    hosted_tops: &[PortRef],
+) {
+    let TreeRule::FatTree(levels) = rule else {
+        panic!("{rule:?}")
+    };
+    let g = f.graph();
+    let other = g
+        .ids()
+        .find(|&y| {
+            Some(y) != levels.turn && levels.tops.iter().all(|&t| !g.bundle(y, t).is_empty())
+        })
+        .expect("another switch below every top");
+    let elsewhere = TreeRule::FatTree(super::fat_tree::FatTreeLevels {
+        turn: Some(other),
+        ..levels.clone()
+    });
+    let (_, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
+    let twisted: Vec<GroupMft> = (0..32)
+        .flat_map(|k| {
+            let mlid = 0xC200 + k;
+            [
+                build_group(f, rule, r, mlid, 0, hosted_tops).unwrap(),
+                build_group(f, &elsewhere, r, mlid + 0x100, 0, hosted_tops).unwrap(),
+            ]
+        })
+        .collect();
+    assert!(check(f, r, &twisted, &unicast).credit_loop.is_some());
+}
+
+/// The director twin with an Aggregation Node on every chip: mlid places
+/// the paths of Aggregation Nodes on line chips of two directors on
+/// virtual layers, with SL 0 on unicast layer 0, and no candidate tree
+/// passes there, nor fits around that layer: SL-0 groups are left to
+/// OpenSM's kind of tree (with the warning). `mlid.multicast_vl TRUE`
+/// gives them VL 0 alone, where the check finds trees.
+#[test]
+fn mlid_on_a_director_twin_with_aggregation_nodes_needs_its_multicast_vl() {
+    use crate::gen::field::{aggregation_nodes, directors, Directors};
+    let f = built(aggregation_nodes(&directors(&Directors::small_twin()).unwrap()).unwrap());
+    let r = route_by_name("mlid", &f).unwrap().routing;
+    assert!(r.path_sl.sls_used().contains(&0));
+    assert!(!rule_for("mlid", &f, &r).is_ok_and(|rule| rule.covers(0)));
+    let settings = crate::config::Settings::parse(
+        "mlid.multicast_vl TRUE\n",
+        "test",
+        &crate::engines::config_sections(),
+    );
+    let r = crate::pipeline::route(crate::engines::find("mlid").unwrap(), &settings, &f)
+        .unwrap()
+        .routing;
+    assert!(!r.path_sl.sls_used().contains(&0), "unicast on SLs 1..");
+    let rule = rule_for("mlid", &f, &r).unwrap();
+    assert!(rule.covers(0), "{:?}", rule.covered_sls());
+    assert_loop_free(
+        &f,
+        &r,
+        &groups_on(&f, &rule, &r, &memberships(&f, 106, 19), 0),
+    );
 }
 
 #[test]
@@ -148,10 +292,11 @@ fn damaged_dragonflies_get_a_checked_tree_and_unknown_engines_none() {
     assert!(rule_for("nue", &f, &pssp).is_err());
 }
 
-/// pssp as before `pssp.multicast_vl`: unicast layer 0 on SL 0 / VL 0.
+/// pssp as before `pssp.multicast_vl` and `pssp.multicast_tree`: unicast
+/// layer 0 on SL 0 / VL 0, not placed around a tree.
 fn pssp_without_multicast_vl(f: &Fabric) -> Routing {
     let settings = crate::config::Settings::parse(
-        "pssp.multicast_vl FALSE\n",
+        "pssp.multicast_vl FALSE\npssp.multicast_tree FALSE\n",
         "test",
         &crate::engines::config_sections(),
     );
@@ -194,11 +339,11 @@ fn pssp_with_opensm_default_broadcast_tree_has_a_credit_loop() {
 
 /// pssp, sfmin and hxdor on their fabrics: the verified master trees
 /// carry the broadcast group and 106 random groups without a credit loop
-/// on every SL. Where every candidate closes a loop on some SL (pssp's
-/// layering on a Dragonfly, layered on a Slim Fly), the rule covers only
-/// the SLs on which the tree passes: SL 0, whose VL 0 the layering leaves
-/// to multicast (`virtual_layers::MULTICAST_VL`), and the SLs no unicast
-/// path uses.
+/// on every SL they cover. pssp's layering on the Dragonfly a=4, h=2, p=2
+/// and layered's on the Slim Fly leave VL 0 to SL 0
+/// (`virtual_layers::MULTICAST_VL`), and the check, SL class by SL class,
+/// finds a tree for some of unicast's SLs too (pssp: the layer of the
+/// paths to switch LIDs; layered: its second layer), not for all.
 #[test]
 fn verified_trees_add_no_credit_loop_on_the_sls_they_cover() {
     let slimfly = built(crate::gen::slimfly::slimfly(5, 1).unwrap());
@@ -217,27 +362,33 @@ fn verified_trees_add_no_credit_loop_on_the_sls_they_cover() {
         let sls = rule.covered_sls();
         assert_eq!(sls.len() == 16, every_sl, "{engine}: {sls:?}");
         assert!(rule.covers(0), "{engine}: SL 0 (IPoIB broadcast) {sls:?}");
-        for &sl in &sls {
-            assert_loop_free(&f, &r, &groups_on(&f, &rule, &r, &members, sl));
-        }
+        // (On a unicast SL the trees may turn only where unicast does.)
+        let added: usize = sls
+            .iter()
+            .map(|&sl| loop_free(&f, &r, &groups_on(&f, &rule, &r, &members, sl)))
+            .sum();
+        assert!(added > 0, "{engine}");
         if !every_sl {
-            // Unicast's own SLs are where the check failed.
+            // Some of unicast's SLs are covered, not all.
             let unicast_sls = r.path_sl.sls_used();
             assert!(!unicast_sls.contains(&0), "{engine}: {unicast_sls:?}");
+            let on_unicast = unicast_sls.iter().filter(|&&sl| rule.covers(sl)).count();
             assert!(
-                unicast_sls.iter().any(|&sl| !rule.covers(sl)),
+                (1..unicast_sls.len()).contains(&on_unicast),
                 "{engine}: {sls:?}"
             );
         }
     }
 }
 
-/// SL 0 covered for the layered engines by default, and what happens
-/// without the multicast VL: with `multicast_vl FALSE`, or when the
-/// layering needs every VL the fabric offers, unicast layer 0 is on SL 0
-/// and OpenSM's kind of tree closes a loop there, as the check finds.
+/// SL 0 covered for the layered engines by default, and when the layering
+/// needs every VL the fabric offers (unicast layer 0 on SL 0, no VL left
+/// for multicast): unicast is placed around the first candidate tree in
+/// layer 0, which then passes on SL 0 by construction. Without that
+/// (`multicast_tree FALSE`) no tree passes on SL 0, and OpenSM's kind of
+/// tree closes a loop there, as the check finds.
 #[test]
-fn sl0_groups_get_a_checked_tree_unless_no_vl_is_left() {
+fn sl0_groups_get_a_checked_tree_when_no_vl_is_left() {
     let dragonfly_422 =
         || crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(4, 2, 2)).unwrap();
     let slimfly_5 = || crate::gen::slimfly::slimfly(5, 1).unwrap();
@@ -256,14 +407,28 @@ fn sl0_groups_get_a_checked_tree_unless_no_vl_is_left() {
         // Unicast, the broadcast group and the random groups, all on SL 0.
         assert_loop_free(&f, &r, &groups_on(&f, &rule, &r, &everyone, 0));
 
-        // The layering alone fills the fabric's VLs: as before, SL 0 is
-        // left to OpenSM's kind of tree.
+        // The layering alone fills the fabric's VLs.
         let tight = crate::testkit::TestFabric::of(make())
             .vls(vls_needed - 1)
             .build();
         let r = route_by_name(engine, &tight).unwrap().routing;
         assert_eq!(r.vls_needed(), vls_needed - 1, "{engine}");
         assert!(r.path_sl.sls_used().contains(&0), "{engine}");
+        let rule = rule_for(engine, &tight, &r).unwrap();
+        assert!(rule.covers(0), "{engine}: {:?}", rule.covered_sls());
+        loop_free(&tight, &r, &groups_on(&tight, &rule, &r, &everyone, 0));
+
+        // Placed without the tree: as before, SL 0 is left to OpenSM's kind
+        // of tree, which closes a loop with unicast layer 0.
+        let settings = crate::config::Settings::parse(
+            &format!("{engine}.multicast_tree FALSE\n"),
+            "test",
+            &crate::engines::config_sections(),
+        );
+        let info = crate::engines::find(engine).unwrap();
+        let r = crate::pipeline::route(info, &settings, &tight)
+            .unwrap()
+            .routing;
         let rule = rule_for(engine, &tight, &r).unwrap();
         assert!(!rule.covers(0), "{engine}: {:?}", rule.covered_sls());
         let (_, unicast) = analyze_with_dependencies(&tight, &r, &|_, _| {});
@@ -329,7 +494,11 @@ fn groups_spread_over_the_trees() {
         let members = memberships(&f, 100, 11);
         let (max, avg) = channel_sharing(&f, &groups_of(&f, &rule, &r, &members));
         let trees = match &rule {
-            TreeRule::Masters(t) | TreeRule::SomeSls(t, _) => format!("{} master trees", t.len()),
+            TreeRule::Masters(m) => format!(
+                "{} master trees ({} on SL 0)",
+                m.trees.len(),
+                m.per_sl[0].count_ones()
+            ),
             TreeRule::FatTree(_) => "a tree per group".to_string(),
         };
         eprintln!(
@@ -337,16 +506,50 @@ fn groups_spread_over_the_trees() {
             f.switch_count()
         );
         if engine == "dla" {
-            let hub = TreeRule::Masters(vec![super::rules::dragonfly_master(&f).unwrap()]);
+            let hub = TreeRule::Masters(MasterTrees::everywhere(vec![
+                super::rules::dragonfly_master(&f).unwrap(),
+            ]));
             let (alone, _) = channel_sharing(&f, &groups_of(&f, &hub, &r, &members));
             eprintln!("  with the hub tree alone: at most {alone}");
             assert!(max < alone, "the extra trees take load off the hub tree");
         }
-        if let TreeRule::SomeSls(trees, sls) = &rule {
-            let first = TreeRule::SomeSls(vec![trees[0].clone()], *sls);
+        if let TreeRule::Masters(m) = rule.clone() {
+            let sl0 = m.per_sl[0].trailing_zeros() as usize;
+            let first = TreeRule::Masters(MasterTrees {
+                trees: vec![m.trees[sl0].clone()],
+                per_sl: m.per_sl.map(|t| u8::from(t != 0)),
+            });
             let (alone, _) = channel_sharing(&f, &groups_of(&f, &first, &r, &members));
             eprintln!("  with the first tree alone: at most {alone}");
             assert!(max <= alone, "{engine}: more trees on the covered SLs");
+            let (by_mlid, _) = channel_sharing(&f, &groups_by_mlid(&f, &m, &members));
+            eprintln!("  each group on the tree its MLID picks: at most {by_mlid}");
+            assert_smallest_cuts(&f, &rule, &r, &members);
+        }
+    }
+}
+
+/// The groups cut from the tree their MLID picks, as before groups took
+/// the tree where they are smallest.
+fn groups_by_mlid(f: &Fabric, m: &MasterTrees, members: &[(u16, Vec<PortRef>)]) -> Vec<GroupMft> {
+    let rule = TreeRule::Masters(m.clone());
+    members
+        .iter()
+        .map(|(mlid, ports)| {
+            let t = &rule.trees_for(f, *mlid, 0, &[]).unwrap()[0];
+            super::tree::cut(f, t, *mlid, 0, ports).unwrap()
+        })
+        .collect()
+}
+
+/// Every group forwards to no more ports than it would on any other tree
+/// its SL may use.
+fn assert_smallest_cuts(f: &Fabric, rule: &TreeRule, r: &Routing, members: &[(u16, Vec<PortRef>)]) {
+    for (mlid, ports) in members {
+        let built = build_group(f, rule, r, *mlid, 0, ports).unwrap();
+        for t in rule.trees_for(f, *mlid, 0, &[]).unwrap() {
+            let other = super::tree::cut(f, &t, *mlid, 0, ports).unwrap();
+            assert!(built.size() <= other.size(), "group {mlid:#x}");
         }
     }
 }

@@ -1,41 +1,55 @@
-//! The rule for engines without a structural argument (pssp and layered's
-//! VL layering, hxdor's dimension order, sfmin), and the extra trees of
-//! dla's: master trees accepted one by one, each only after the
+//! The rule for engines without a structural argument (pssp, layered and
+//! mlid's VL layering, hxdor's dimension order, sfmin), and the extra
+//! trees of dla's: master trees accepted one by one, each only after the
 //! credit-loop analysis found no cycle in the engine's unicast dependencies
-//! together with the whole flood (every host a member) of every tree
-//! accepted so far and this one, on every SL. Every group is cut from one
-//! of them (chosen by MLID, so groups spread over the trees) with the
+//! together with the whole flood (every end port a member) of every tree
+//! accepted so far and this one. Every group is cut from one of the trees
+//! its SL may use (the one it forwards to the fewest ports on, MLID order
+//! on ties, so groups spread over them) with the
 //! tree's fixed cables, so its dependencies are a subset of the union and
 //! the one check covers every group, whatever its members.
+//!
+//! Trees are taken for every SL at once first, then SL by SL: SLs that map
+//! to the same VL on every hop form a class and share their trees (SL 0's
+//! class first), and a class takes the candidates whose flood on its VLs
+//! keeps the union acyclic. A class left without a tree gets OpenSM's kind
+//! of tree (`opensm_like`), unchecked; a class that shares a VL with one on
+//! some hop is left without too, so unchecked trees never add dependencies
+//! to a VL a check covered.
 //!
 //! For sfmin on an intact Slim Fly the check cannot fail: its SL2VL tables
 //! put a packet from a host on VL 0 and one from a switch on VL 1 for every
 //! SL, and unicast never leaves a VL-1 channel but towards a host; the VL-1
 //! dependencies are then the tree's own, and one tree alone has no cycle
 //! (a cycle would be a closed walk over tree cables that never turns back).
+//! pssp and layered keep VL 0 for SL 0 alone when their layering has room
+//! (`virtual_layers::MULTICAST_VL`): there too only trees meet. And their
+//! layering places unicast around the first candidate's turns in every
+//! layer it can (`layering_seed`, `virtual_layers::MULTICAST_TREE`): that
+//! tree passes on those layers' SLs by construction.
 //!
 //! Candidates: on a Dragonfly dla's hub tree (`rules`), then trees from
 //! the most central switches (least eccentricity, then the lowest GUID),
 //! eight at most; the tree from a root is a breadth-first one (each switch
-//! hung from its lowest-GUID neighbour one hop nearer the root). When none
-//! passes on every SL, the first candidate covers the SLs on which it
-//! passes alone and which share no VL with the other SLs on any hop (SLs
-//! the unicast leaves alone); groups on other SLs get OpenSM's kind of
-//! tree (`opensm_like`). pssp and layered leave SL 0 alone on VL 0 when
-//! their layering has room (`virtual_layers::MULTICAST_VL`), so SL 0, the
-//! IPoIB broadcast group's, is among those SLs. The check traces every route, so it is skipped on
-//! fabrics with more than `MAX_ROUTES` CA-to-CA routes, which then keep
-//! OpenSM's own trees.
+//! hung from its lowest-GUID neighbour one hop nearer the root). The check
+//! traces every route, so it is skipped on fabrics with more than
+//! `MAX_ROUTES` routes to trace, which then keep OpenSM's own trees.
 
 use super::flood::for_each_dependency;
+use super::rules::MasterTrees;
 use super::tree::{cut, Tree};
-use crate::analysis::credit::DependencyGraph;
+use crate::analysis::credit::{Channel, DependencyGraph};
 use crate::analysis::report::analyze_with_dependencies;
-use crate::fabric::{Fabric, PortNum, PortRef, SwitchId};
-use crate::routing::Routing;
+use crate::deadlock::dynamic_dag::DynamicDag;
+use crate::fabric::{Fabric, PortRef, SwitchId};
+use crate::routing::{Routing, ALL_VL0, NUM_SLS};
 
-/// Largest routing (CA ports times CA LIDs) checked at routing time.
-pub const MAX_ROUTES: u64 = 4_000_000;
+/// Largest routing checked at routing time, in routes traced: switches
+/// with CAs times CA LIDs (the analysis traces one route per switch and
+/// LID where the switch's CAs share their SL2VL rows). The 5,256-host
+/// Dragonfly a=12, h=6, p=6 (4.6 M) takes dla's rule 0.8 s, pssp's 2 s
+/// offline; the 16,512-host one (34 M) is left out.
+pub const MAX_ROUTES: u64 = 10_000_000;
 
 const CANDIDATE_ROOTS: usize = 8;
 
@@ -44,34 +58,27 @@ pub fn checkable(fabric: &Fabric) -> bool {
     routes(fabric) <= MAX_ROUTES
 }
 
-/// CA-to-CA routes the check traces.
+/// Routes the check traces.
 fn routes(fabric: &Fabric) -> u64 {
-    fabric.cas().count() as u64 * fabric.ca_lids().count() as u64
+    let graph = fabric.graph();
+    let sources = graph.ids().filter(|&s| graph.hosts(s) > 0).count() as u64;
+    sources * fabric.ca_lids().count() as u64
 }
 
-/// Every SL (a bit per SL).
-pub const ALL_SLS: u16 = 0xffff;
-
-/// Most master trees a fabric gets (groups are spread over them by MLID).
+/// Most master trees the groups of one SL are spread over.
 const MAX_TREES: usize = 4;
 
-/// Master trees whose floods together with unicast's have no credit loop
-/// on any SL: `first` (if given) and the candidates, each taken when the
-/// union of unicast and every tree taken so far stays free of cycles, up
-/// to `MAX_TREES`, with the SLs they were checked for (all 16). When no
-/// tree passes on every SL: the first candidate alone and the SLs on which
-/// it passes (an SL no unicast route uses, say); or why none.
+/// Most master trees in all (a bit each in `MasterTrees::per_sl`).
+const MAX_DISTINCT: usize = 8;
+
+/// Master trees whose floods, each on the SLs that may use it, close no
+/// credit loop with unicast's dependencies; or why there are none.
 pub fn verified_masters(
     fabric: &Fabric,
     routing: &Routing,
     first: Option<Tree>,
-) -> Result<(Vec<Tree>, u16), String> {
+) -> Result<MasterTrees, String> {
     let graph = fabric.graph();
-    let hosts: Vec<PortRef> = fabric
-        .end_ports()
-        .map(|(at, _)| at)
-        .filter(|at| !fabric.node(at.node).is_switch())
-        .collect();
     let routes = routes(fabric);
     if routes > MAX_ROUTES {
         return Err(format!(
@@ -82,15 +89,240 @@ pub fn verified_masters(
         return Err("the fabric is in pieces".into());
     }
     let (_, unicast) = analyze_with_dependencies(fabric, routing, &|_, _| {});
+    let union = Union::new(unicast).ok_or("unicast alone closes a credit loop")?;
+    let candidates = candidates(fabric, first);
+    let mut taking = Taking {
+        fabric,
+        routing,
+        candidates: &candidates,
+        everyone: everyone(fabric),
+        union,
+        taken: Vec::new(),
+        per_sl: [0; NUM_SLS],
+    };
+    let class = sl_classes(routing);
+    let mut reps: Vec<u8> = (0..NUM_SLS as u8)
+        .filter(|&sl| class[sl as usize] == sl)
+        .collect();
+    taking.take(&reps, &class);
+    // SL 0's class first: the default SL and the IPoIB broadcast group's.
+    reps.sort_by_key(|&r| (r != class[0], r));
+    for &rep in &reps {
+        taking.take(&[rep], &class);
+    }
+    let per_sl = apart_from_the_rest(routing, taking.per_sl);
+    if per_sl.iter().all(|&t| t == 0) {
+        return Err(format!(
+            "each of {} candidate trees (rooted at {}{}) closes a credit loop with this unicast routing on every SL",
+            candidates.len(),
+            candidates
+                .iter()
+                .take(3)
+                .map(|t| fabric.describe_switch(t.root))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if candidates.len() > 3 { ", ..." } else { "" }
+        ));
+    }
+    Ok(MasterTrees {
+        trees: taking
+            .taken
+            .iter()
+            .map(|&i| candidates[i].clone())
+            .collect(),
+        per_sl,
+    })
+}
+
+/// Per SL, the lowest SL that maps to the same VL on every hop (its
+/// class): groups of one class make the same dependencies.
+fn sl_classes(routing: &Routing) -> [u8; NUM_SLS] {
+    let tables = routing
+        .sl2vl
+        .as_ref()
+        .map_or(&[ALL_VL0][..], |t| t.tables());
+    std::array::from_fn(|sl| {
+        (0..=sl)
+            .find(|&c| tables.iter().all(|t| t[c] == t[sl]))
+            .unwrap_or(sl) as u8
+    })
+}
+
+/// The candidates taken so far and the union they were checked in.
+struct Taking<'a> {
+    fabric: &'a Fabric,
+    routing: &'a Routing,
+    candidates: &'a [Tree],
+    everyone: Vec<PortRef>,
+    union: Union<'a>,
+    /// Candidates (by index) taken, in the order of their bits.
+    taken: Vec<usize>,
+    per_sl: [u8; NUM_SLS],
+}
+
+impl Taking<'_> {
+    /// Takes candidates, in order, for the classes of the SLs `reps` all
+    /// at once, while their floods on those SLs keep the union acyclic: up
+    /// to `MAX_TREES` per SL, `MAX_DISTINCT` in all.
+    fn take(&mut self, reps: &[u8], class: &[u8; NUM_SLS]) {
+        let of_reps: Vec<usize> = (0..NUM_SLS)
+            .filter(|&sl| reps.contains(&class[sl]))
+            .collect();
+        for (i, tree) in self.candidates.iter().enumerate() {
+            let bit = match self.taken.iter().position(|&t| t == i) {
+                Some(b) => b,
+                None if self.taken.len() < MAX_DISTINCT => self.taken.len(),
+                None => continue,
+            };
+            let room = reps
+                .iter()
+                .all(|&r| (self.per_sl[r as usize].count_ones() as usize) < MAX_TREES);
+            if !room {
+                return;
+            }
+            if reps
+                .iter()
+                .any(|&r| self.per_sl[r as usize] & (1 << bit) != 0)
+            {
+                continue;
+            }
+            let fits = whole_flood(self.fabric, self.routing, tree, &self.everyone, reps)
+                .is_ok_and(|deps| self.union.try_add(&deps));
+            if fits {
+                if bit == self.taken.len() {
+                    self.taken.push(i);
+                }
+                for &sl in &of_reps {
+                    self.per_sl[sl] |= 1 << bit;
+                }
+            }
+        }
+    }
+}
+
+/// `per_sl` without the trees of SLs that share a VL on some hop with an
+/// SL left without any: those SLs' groups get unchecked trees, whose
+/// dependencies must not land on a VL a check covered. Repeated until
+/// stable (an SL dropped joins the unchecked ones).
+fn apart_from_the_rest(routing: &Routing, mut per_sl: [u8; NUM_SLS]) -> [u8; NUM_SLS] {
+    let tables = routing
+        .sl2vl
+        .as_ref()
+        .map_or(&[ALL_VL0][..], |t| t.tables());
+    loop {
+        let mut changed = false;
+        for c in 0..NUM_SLS {
+            let shares = per_sl[c] != 0
+                && (0..NUM_SLS).any(|u| per_sl[u] == 0 && tables.iter().any(|t| t[u] == t[c]));
+            if shares {
+                per_sl[c] = 0;
+                changed = true;
+            }
+        }
+        if !changed {
+            return per_sl;
+        }
+    }
+}
+
+/// The flood dependencies of `tree` with every end port a member, on the
+/// SLs `sls` at once (groups of any of them may share it).
+fn whole_flood(
+    fabric: &Fabric,
+    routing: &Routing,
+    tree: &Tree,
+    everyone: &[PortRef],
+    sls: &[u8],
+) -> Result<Vec<(Channel, Channel)>, String> {
+    let mut deps = Vec::new();
+    for &sl in sls {
+        let whole = cut(fabric, tree, super::MLID_START, sl, everyone)?;
+        for_each_dependency(fabric, routing.sl2vl.as_ref(), &whole, &mut |a, b| {
+            deps.push((a, b))
+        });
+    }
+    Ok(deps)
+}
+
+/// Unicast's dependencies and the floods taken so far, kept free of
+/// cycles as floods are added, each whole or not at all: an incremental
+/// topological order (`DynamicDag`) started from one of unicast's, so a
+/// candidate costs a search around its own dependencies rather than a
+/// cycle search over the whole graph.
+struct Union<'a> {
+    /// Unicast's graph, for its channel ids.
+    ids: DependencyGraph<'a>,
+    /// Per channel id, its place in the order the DAG's nodes follow.
+    rank: Vec<u32>,
+    dag: DynamicDag,
+    added: Vec<(u32, u32)>,
+}
+
+impl<'a> Union<'a> {
+    /// None when unicast alone has a cycle.
+    fn new(unicast: DependencyGraph<'a>) -> Option<Self> {
+        let order = unicast.topological_order()?;
+        let mut rank = vec![0u32; order.len()];
+        for (i, &id) in order.iter().enumerate() {
+            rank[id as usize] = i as u32;
+        }
+        let mut dag = DynamicDag::new(order.len());
+        for (a, b) in unicast.edge_ids() {
+            // Forward in the order: no search.
+            dag.insert(rank[a as usize], rank[b as usize]).ok()?;
+        }
+        Some(Union {
+            ids: unicast,
+            rank,
+            dag,
+            added: Vec::new(),
+        })
+    }
+
+    /// Adds every dependency of `deps`, or none of them when together
+    /// they would close a cycle.
+    fn try_add(&mut self, deps: &[(Channel, Channel)]) -> bool {
+        self.added.clear();
+        for &(a, b) in deps {
+            let (a, b) = (
+                self.rank[self.ids.id_of(a) as usize],
+                self.rank[self.ids.id_of(b) as usize],
+            );
+            match self.dag.insert(a, b) {
+                Ok(true) => self.added.push((a, b)),
+                Ok(false) => {}
+                Err(_) => {
+                    for &(x, y) in &self.added {
+                        self.dag.remove(x, y);
+                    }
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Every end port a member (CA ports, and switches' port 0, which
+/// in-band management joins groups with): the whole flood of a tree,
+/// whose dependencies include those of any group cut from it.
+fn everyone(fabric: &Fabric) -> Vec<PortRef> {
+    fabric.end_ports().map(|(at, _)| at).collect()
+}
+
+/// The master trees to try, in order, all with fixed cables: `first`
+/// (else dla's hub tree on a Dragonfly, whose shape keeps tree paths to
+/// at most two global cables), then breadth-first trees from the most
+/// central switches (least eccentricity, then the lowest GUID).
+fn candidates(fabric: &Fabric, first: Option<Tree>) -> Vec<Tree> {
+    let graph = fabric.graph();
     let mut roots: Vec<SwitchId> = graph.ids().collect();
     roots.sort_by_key(|&s| (graph.dist_row(s).iter().copied().max().unwrap_or(0), s));
-    // On a Dragonfly, dla's hub tree early (its shape keeps tree paths to
-    // at most two global cables).
     let hub = match first {
         Some(_) => None,
         None => super::rules::dragonfly_master(fabric).ok(),
     };
-    let candidates: Vec<Tree> = first
+    first
         .into_iter()
         .chain(hub)
         .chain(
@@ -103,120 +335,35 @@ pub fn verified_masters(
             same_cables: true,
             ..t
         })
-        .collect();
-    let (taken, tried) =
-        take_while_acyclic(fabric, routing, &candidates, &hosts, &unicast, ALL_SLS);
-    if !taken.is_empty() {
-        return Ok((taken, ALL_SLS));
-    }
-    if let Some(tree) = candidates.first().cloned() {
-        let sls = (0..16u8)
-            .filter(|&sl| {
-                let mut with = unicast.clone();
-                cut(fabric, &tree, 0xC000, sl, &hosts).is_ok_and(|whole| {
-                    for_each_dependency(fabric, routing.sl2vl.as_ref(), &whole, &mut |a, b| {
-                        with.add(a, b)
-                    });
-                    with.find_cycle().is_none()
-                })
-            })
-            .fold(0u16, |mask, sl| mask | 1 << sl);
-        let sls = apart_from_the_rest(fabric, routing, sls);
-        if sls != 0 {
-            // Trees whose floods on the covered SLs, all at once, keep
-            // unicast acyclic: several, so that groups spread over them as
-            // on every SL. (Each SL alone passed with the first tree; should
-            // their union not, that tree alone, checked SL by SL, stays.)
-            let (taken, _) =
-                take_while_acyclic(fabric, routing, &candidates, &hosts, &unicast, sls);
-            if !taken.is_empty() {
-                return Ok((taken, sls));
-            }
-            return Ok((vec![tree], sls));
-        }
-    }
-    Err(format!(
-        "each of {} candidate trees (rooted at {}{}) closes a credit loop with this unicast routing",
-        tried.len(),
-        tried.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
-        if tried.len() > 3 { ", ..." } else { "" }
-    ))
+        .collect()
 }
 
-/// The SLs of `sls` that no other SL shares a VL with on any switch hop:
-/// groups on the SLs left out get unchecked trees, whose dependencies must
-/// not land on the VLs the checked ones were checked on. Repeated until
-/// stable (an SL dropped joins the unchecked ones).
-fn apart_from_the_rest(fabric: &Fabric, routing: &Routing, mut sls: u16) -> u16 {
-    let Some(tables) = routing.sl2vl.as_ref() else {
-        return if sls == ALL_SLS { sls } else { 0 }; // one VL for all
+/// The dependencies, as switch-graph channel numbers on one VL, of the
+/// whole flood of the first candidate tree: what the VL layering places
+/// unicast paths around (`deadlock::virtual_layers`), so that this tree
+/// passes the check on every SL by construction. Empty for a fabric in
+/// pieces.
+pub fn layering_seed(fabric: &Fabric) -> Vec<(u32, u32)> {
+    let graph = fabric.graph();
+    let Some(tree) = candidates(fabric, None).into_iter().next() else {
+        return Vec::new();
     };
-    loop {
-        let before = sls;
-        for s in fabric.switch_ids() {
-            let ports = tables.switch_ports(s) as u8;
-            for (i, o) in (0..ports).flat_map(|i| (0..ports).map(move |o| (i, o))) {
-                let t = tables.switch_table(s, PortNum::new(i), PortNum::new(o));
-                let shared = (0..16)
-                    .filter(|&c| sls & (1 << c) != 0)
-                    .filter(|&c| (0..16).any(|u| sls & (1 << u) == 0 && t[u] == t[c]))
-                    .fold(0u16, |m, c| m | 1 << c);
-                sls &= !shared;
-            }
-        }
-        if sls == before {
-            return sls;
-        }
+    if !graph.is_connected() {
+        return Vec::new();
     }
-}
-
-/// Of `candidates` in order, those whose whole floods on `sls` keep the
-/// union with `unicast` and the trees taken before free of cycles, up to
-/// `MAX_TREES`; and the roots of those refused.
-fn take_while_acyclic<'a>(
-    fabric: &'a Fabric,
-    routing: &Routing,
-    candidates: &[Tree],
-    hosts: &[PortRef],
-    unicast: &DependencyGraph<'a>,
-    sls: u16,
-) -> (Vec<Tree>, Vec<String>) {
-    let (mut taken, mut tried) = (Vec::new(), Vec::new());
-    let mut union = unicast.clone();
-    for tree in candidates {
-        let mut with = union.clone();
-        let fits = add_whole_tree(fabric, routing, tree, hosts, sls, &mut with).is_ok()
-            && with.find_cycle().is_none();
-        if fits {
-            union = with;
-            taken.push(tree.clone());
-            if taken.len() == MAX_TREES {
-                break;
-            }
-        } else {
-            tried.push(fabric.describe_switch(tree.root));
-        }
-    }
-    (taken, tried)
-}
-
-/// The flood dependencies of `tree` with every host a member, on the SLs
-/// of `sls` at once (groups of any of them may share it).
-fn add_whole_tree<'a>(
-    fabric: &'a Fabric,
-    routing: &Routing,
-    tree: &Tree,
-    hosts: &[PortRef],
-    sls: u16,
-    graph: &mut DependencyGraph<'a>,
-) -> Result<(), String> {
-    for sl in (0..16u8).filter(|&sl| sls & (1 << sl) != 0) {
-        let whole = cut(fabric, tree, 0xC000, sl, hosts)?;
-        for_each_dependency(fabric, routing.sl2vl.as_ref(), &whole, &mut |a, b| {
-            graph.add(a, b)
-        });
-    }
-    Ok(())
+    let Ok(whole) = cut(fabric, &tree, super::MLID_START, 0, &everyone(fabric)) else {
+        return Vec::new();
+    };
+    let mut pairs = Vec::new();
+    for_each_dependency(fabric, None, &whole, &mut |a, b| {
+        pairs.push((
+            graph.channel(a.switch, a.port) as u32,
+            graph.channel(b.switch, b.port) as u32,
+        ))
+    });
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
 }
 
 /// A breadth-first tree from `root` whose groups all use the same cables.

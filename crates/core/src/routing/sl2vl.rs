@@ -95,6 +95,12 @@ impl Sl2Vl {
         self.palette.len()
     }
 
+    /// Every table a switch port pair uses (and any set once and since
+    /// replaced): what a question about all hops has to look at.
+    pub fn tables(&self) -> &[SlVlTable] {
+        &self.palette
+    }
+
     pub fn set_ca(&mut self, sl: u8, vl: u8) {
         self.ca[sl as usize & 0xf] = Some(vl);
     }

@@ -42,15 +42,27 @@ pub const MULTICAST_VL: OptionSpec = OptionSpec {
            kept for multicast on SL 0 (the IPoIB broadcast group), whose trees are then checked loop-free",
 };
 
+/// On by default: where SL 0 shares VL 0 with unicast, groups on SL 0
+/// (the IPoIB broadcast group) get a tree free of credit loops by
+/// construction, for a second placement per routing pass.
+const MULTICAST_TREE: OptionSpec = OptionSpec {
+    key: "multicast_tree",
+    default: "TRUE",
+    help: "where SL 0 shares VL 0 with unicast layer 0 (no VL left for a multicast VL): place unicast \
+           again, within as many layers, around a multicast master tree in every layer it fits around, \
+           layer 0 first, so that SL-0 groups (and those on the other layers' SLs) get that tree \
+           loop-free (FALSE: one placement; such groups get trees only where the check finds one)",
+};
+
 /// The options of the virtual-layer pass, under the section of the engine
 /// that uses it (`MULTICAST_VL` besides, for engines that offer it).
-pub const OPTIONS: &[OptionSpec] = &[MAX_VLS, BALANCE_VLS, BEST_EFFORT];
+pub const OPTIONS: &[OptionSpec] = &[MAX_VLS, BALANCE_VLS, BEST_EFFORT, MULTICAST_TREE];
 
 /// Options of the virtual-layer deadlock removal. The default is what
 /// `read` gives without settings: every VL the fabric offers, as few used
-/// as the layering needs, no multicast VL (engines that offer
-/// `MULTICAST_VL` turn it on).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// as the layering needs, paths placed around the multicast tree, no
+/// multicast VL (engines that offer `MULTICAST_VL` turn it on).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LayeringOptions {
     /// Most VLs (= virtual layers = SLs) the deadlock removal may use; 0
     /// means what the fabric offers (its operational data VLs).
@@ -65,6 +77,22 @@ pub struct LayeringOptions {
     /// when the layering needs two or more layers and one more VL is
     /// available (`MULTICAST_VL`).
     pub multicast_vl: bool,
+    /// Where SL 0 shares VL 0 with unicast, place paths around the
+    /// multicast master tree as well, within the layers the plain
+    /// layering needs (`MULTICAST_TREE`).
+    pub multicast_tree: bool,
+}
+
+impl Default for LayeringOptions {
+    fn default() -> Self {
+        LayeringOptions {
+            max_vls: 0,
+            balance_vls: false,
+            best_effort: false,
+            multicast_vl: false,
+            multicast_tree: true,
+        }
+    }
 }
 
 impl LayeringOptions {
@@ -74,6 +102,7 @@ impl LayeringOptions {
             balance_vls: s.flag(&BALANCE_VLS)?,
             best_effort: s.flag(&BEST_EFFORT)?,
             multicast_vl: false,
+            multicast_tree: s.flag(&MULTICAST_TREE)?,
         })
     }
 
@@ -146,9 +175,17 @@ pub fn make_deadlock_free(
             max_layers
         },
         best_effort: opts.best_effort,
+        seed: Vec::new(),
     };
-    let mut layering =
-        assign_layers(fabric, &lfts, lid_order, &layer_opts).map_err(|e| match e {
+    let mut layering = around_the_multicast_tree(
+        engine,
+        fabric,
+        &lfts,
+        lid_order,
+        layer_opts,
+        opts,
+    )
+    .map_err(|e| match e {
             LayeringError::OutOfLayers { .. } => Error::declined(
                 engine,
                 Decline::TooFewVls,
@@ -175,9 +212,13 @@ pub fn make_deadlock_free(
         );
     }
     log::info!(
-        "{engine}: deadlock removal needed {} virtual layers, paths spread over {}",
+        "{engine}: deadlock removal needed {} virtual layers, paths spread over {}; the multicast tree's turns \
+         are in layers {:?}",
         layering.layers_needed,
-        layering.layers_used
+        layering.layers_used,
+        (0..layering.layers_used)
+            .filter(|&l| layering.seeded & (1 << l) != 0)
+            .collect::<Vec<_>>()
     );
     if layering.layers_used <= 1 {
         return Ok(Routing {
@@ -217,6 +258,50 @@ pub fn make_deadlock_free(
         sl2vl: Some(sl2vl),
         path_sl: PathSl::PerSourceSwitch(layering.sls),
     })
+}
+
+/// The layering, and where SL 0 then shares VL 0 with unicast layer 0
+/// (no VL left for `multicast_vl`, or it is off, or one layer) and
+/// `multicast_tree` is on, a second one within as many layers, each layer
+/// seeded with the multicast master tree's turns
+/// (`multicast::verified::layering_seed`): a path that would close a
+/// cycle with the tree goes to another layer, and where one closes a
+/// cycle with it in every layer (a route around a cycle the tree closes
+/// with one cable), a layer lets the tree go, the highest in use first
+/// and layer 0 last. The tree then passes the routing-time check on the
+/// seeded layers' SLs by construction: SL 0's (the IPoIB broadcast
+/// group's), and unicast's own that kept it. The second is taken when
+/// layer 0 kept the tree (it stops as soon as it cannot).
+fn around_the_multicast_tree(
+    engine: &str,
+    fabric: &Fabric,
+    lfts: &[Lft],
+    lid_order: &[Lid],
+    layer_opts: LayerOptions,
+    opts: &LayeringOptions,
+) -> Result<placement::Layering, LayeringError> {
+    let plain = assign_layers(fabric, lfts, lid_order, &layer_opts)?;
+    let vl0_alone = plain.layers_used > 1
+        && MulticastVl::decide(opts.multicast_vl, plain.layers_used, layer_opts.max_layers)
+            == MulticastVl::Kept;
+    if !opts.multicast_tree || vl0_alone || plain.unplaced_paths > 0 {
+        return Ok(plain);
+    }
+    let seeded = LayerOptions {
+        max_layers: plain.layers_needed,
+        seed: crate::multicast::verified::layering_seed(fabric),
+        ..layer_opts
+    };
+    match assign_layers(fabric, lfts, lid_order, &seeded) {
+        Ok(around) if around.seeded & 1 != 0 && around.unplaced_paths == 0 => Ok(around),
+        _ => {
+            log::info!(
+                "{engine}: unicast layer 0 cannot hold the multicast tree as well in {} layer(s)",
+                plain.layers_needed
+            );
+            Ok(plain)
+        }
+    }
 }
 
 /// Whether a layering of two or more layers leaves SL 0 and VL 0 to

@@ -23,12 +23,17 @@ pub struct LayerOptions {
     pub max_layers: u8,
     /// Spread paths over layers left free.
     pub balance: bool,
-    /// Most layers spreading may fill (at most `max_layers`; fewer keeps
-    /// layers free for other uses).
+    /// Most layers spreading may fill (at most the VLs available, which
+    /// may be more than `max_layers`; fewer keeps layers free for other
+    /// uses).
     pub balance_limit: u8,
     /// When the layers run out, keep the remaining paths in the last layer
     /// instead of failing (deadlock freedom is then not guaranteed).
     pub best_effort: bool,
+    /// Dependencies (switch-graph channel numbers) every layer holds
+    /// before any path: a multicast tree's turns, so that paths go around
+    /// them. They must close no cycle among themselves.
+    pub seed: Vec<(u32, u32)>,
 }
 
 #[derive(Clone, Debug)]
@@ -44,6 +49,9 @@ pub struct Layering {
     pub unplaced_paths: u64,
     /// Paths placed (source switches with hosts × destination LIDs).
     pub paths: u64,
+    /// The layers (a bit each) that hold the seed with their paths: on
+    /// their VLs the seed's dependencies close no cycle with unicast.
+    pub seeded: u16,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,58 +113,160 @@ fn chain(fabric: &Fabric, lfts: &[Lft], x: SwitchId, dlid: Lid, out: &mut Vec<u3
 /// most of the graph.
 const SEARCH_BUDGET: usize = 2048;
 
-/// The layers' dependency graphs, and what placing one path takes.
-struct Placer {
-    channels: usize,
-    max_layers: usize,
-    layers: Vec<DynamicDag>,
-    /// Dependencies a layer refused once: later paths with them skip the
+/// One layer's dependency graph and what placing paths in it learnt.
+#[derive(Clone)]
+struct Layer {
+    dag: DynamicDag,
+    /// Dependencies the layer refused once: later paths with them skip the
     /// layer without another search (conservative, never unsafe).
-    refused: Vec<HashSet<(u32, u32)>>,
+    refused: HashSet<(u32, u32)>,
+    /// Whether the layer still holds the seed.
+    seeded: bool,
+    /// Seed dependencies some path placed here has too: they stay when
+    /// the seed goes.
+    shared: HashSet<(u32, u32)>,
+}
+
+/// The layers, and what placing one path takes.
+struct Placer {
+    /// What a new layer starts as: the seed's dependencies.
+    empty: Layer,
+    seed: HashSet<(u32, u32)>,
+    max_layers: usize,
+    layers: Vec<Layer>,
+    /// Layers holding paths: the lowest layers, 0 to `used - 1`.
+    used: usize,
+    /// Every layer let the seed go.
+    lost: bool,
     added: Vec<(u32, u32)>,
+    shared: Vec<(u32, u32)>,
 }
 
 impl Placer {
+    fn new(channels: usize, max_layers: usize, seed: &[(u32, u32)]) -> Self {
+        // The seed goes in without a search budget (it is small, and a
+        // refusal there would be no cycle).
+        let mut dag = DynamicDag::new(channels);
+        let mut seeded = !seed.is_empty();
+        for &(a, b) in seed {
+            if dag.insert(a, b).is_err() {
+                log::warn!("the layering's seed closes a cycle; layers start empty");
+                dag = DynamicDag::new(channels);
+                seeded = false;
+                break;
+            }
+        }
+        Placer {
+            empty: Layer {
+                dag: dag.with_search_budget(SEARCH_BUDGET),
+                refused: HashSet::new(),
+                seeded,
+                shared: HashSet::new(),
+            },
+            seed: if seeded {
+                seed.iter().copied().collect()
+            } else {
+                HashSet::new()
+            },
+            max_layers,
+            layers: Vec::new(),
+            used: 0,
+            lost: false,
+            added: Vec::new(),
+            shared: Vec::new(),
+        }
+    }
+
     /// Adds all of `path`'s dependencies to `layer`, or none of them.
     fn try_layer(&mut self, layer: usize, path: &[u32]) -> bool {
         if layer == self.layers.len() {
-            self.layers
-                .push(DynamicDag::new(self.channels).with_search_budget(SEARCH_BUDGET));
-            self.refused.push(HashSet::new());
+            self.layers.push(self.empty.clone());
         }
-        let refused = &mut self.refused[layer];
-        if path.windows(2).any(|w| refused.contains(&(w[0], w[1]))) {
+        let l = &mut self.layers[layer];
+        if path.windows(2).any(|w| l.refused.contains(&(w[0], w[1]))) {
             return false;
         }
-        let dag = &mut self.layers[layer];
         self.added.clear();
+        self.shared.clear();
         for w in path.windows(2) {
-            match dag.insert(w[0], w[1]) {
+            match l.dag.insert(w[0], w[1]) {
                 Ok(true) => self.added.push((w[0], w[1])),
+                Ok(false) if l.seeded && self.seed.contains(&(w[0], w[1])) => {
+                    self.shared.push((w[0], w[1]))
+                }
                 Ok(false) => {}
                 Err(_) => {
-                    refused.insert((w[0], w[1]));
+                    l.refused.insert((w[0], w[1]));
                     for &(a, b) in &self.added {
-                        dag.remove(a, b);
+                        l.dag.remove(a, b);
                     }
                     return false;
                 }
             }
         }
+        l.shared.extend(self.shared.iter().copied());
         true
     }
 
     /// The layer `path` went to: `preferred` and the layers above it
     /// first (the ones below were tried by the paths it continues), then
-    /// the lowest that fits; None when none does.
+    /// the lowest that fits; None when none does, even without the seed.
     fn place(&mut self, path: &[u32], preferred: Option<usize>) -> Option<usize> {
         if path.len() < 2 {
             return Some(preferred.unwrap_or(0)); // no dependency: fits anywhere
         }
         let from = preferred.unwrap_or(0);
-        (from..self.max_layers)
-            .chain(0..from)
-            .find(|&layer| self.try_layer(layer, path))
+        loop {
+            let fits = (from..self.max_layers)
+                .chain(0..from)
+                .find(|&layer| self.try_layer(layer, path));
+            if let Some(layer) = fits {
+                self.used = self.used.max(layer + 1);
+                return fits;
+            }
+            let layer = self.to_unseed()?;
+            self.unseed(layer);
+        }
+    }
+
+    /// The layer to take the seed out of when a path fits nowhere (it
+    /// closes a cycle with the seed, or with a layer's paths): the highest
+    /// layer in use but layer 0, else the first unused one, else layer 0.
+    /// So the layering needs no more layers than without the seed, where
+    /// it can, and layer 0 (SL 0 where no VL is left for multicast) keeps
+    /// the seed longest.
+    fn to_unseed(&self) -> Option<usize> {
+        let used = self.used.min(self.layers.len());
+        (1..used)
+            .rev()
+            .chain(used..self.layers.len())
+            .chain(0..1)
+            .find(|&l| self.layers.get(l).is_some_and(|l| l.seeded))
+    }
+
+    /// Takes the seed's dependencies out of `layer`, but those its paths
+    /// have too (what is left is a subset of an acyclic graph).
+    fn unseed(&mut self, layer: usize) {
+        // Layer 0 goes last: no layer keeps the seed from now on.
+        self.lost |= layer == 0;
+        let l = &mut self.layers[layer];
+        for &(a, b) in &self.seed {
+            if !l.shared.contains(&(a, b)) {
+                l.dag.remove(a, b);
+            }
+        }
+        l.seeded = false;
+        l.refused.clear();
+        l.shared.clear();
+    }
+
+    /// The layers still holding the seed (a bit each).
+    fn seeded(&self) -> u16 {
+        self.layers
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.seeded)
+            .fold(0, |m, (i, _)| m | 1 << i)
     }
 }
 
@@ -185,13 +295,7 @@ pub fn assign_layers(
         }
     }
     let max_layers = opts.max_layers.max(1) as usize;
-    let mut placer = Placer {
-        channels: graph.channel_count(),
-        max_layers,
-        layers: Vec::new(),
-        refused: Vec::new(),
-        added: Vec::new(),
-    };
+    let mut placer = Placer::new(graph.channel_count(), max_layers, &opts.seed);
     let mut sls = SwitchSls::new(fabric);
     let (mut paths, mut unplaced) = (0u64, 0u64);
     let mut per_layer: Vec<u64> = vec![0; max_layers];
@@ -231,6 +335,14 @@ pub fn assign_layers(
                     });
                 }
             };
+            if placer.lost {
+                // A placement around a seed is worth nothing without it.
+                return Err(LayeringError::OutOfLayers {
+                    max_layers: max_layers as u8,
+                    placed: paths - 1,
+                    paths: total_paths(&sources, order),
+                });
+            }
             layer_at[x] = layer;
             per_layer[layer] += 1;
             sls.set(x, dlid, layer as u8);
@@ -246,8 +358,11 @@ pub fn assign_layers(
         layers_used: layers_needed,
         unplaced_paths: unplaced,
         paths,
+        seeded: placer.seeded() & ((1u32 << layers_needed) - 1) as u16,
     };
-    let balance_limit = (opts.balance_limit as usize).min(max_layers);
+    // Not bounded by `max_layers`: a placement held to fewer layers than
+    // the VLs available may still spread over them.
+    let balance_limit = opts.balance_limit as usize;
     if opts.balance && (layers_needed as usize) < balance_limit && unplaced == 0 {
         balance(
             &mut layering,
@@ -271,13 +386,7 @@ pub fn place_paths(
     max_layers: u8,
 ) -> Result<Vec<u8>, LayeringError> {
     let max_layers = max_layers.max(1) as usize;
-    let mut placer = Placer {
-        channels: fabric.graph().channel_count(),
-        max_layers,
-        layers: Vec::new(),
-        refused: Vec::new(),
-        added: Vec::new(),
-    };
+    let mut placer = Placer::new(fabric.graph().channel_count(), max_layers, &[]);
     let mut chain_of = Vec::with_capacity(16);
     let mut placed = Vec::with_capacity(paths.len());
     for &(x, dlid) in paths {
@@ -322,6 +431,10 @@ fn balance(
             })
             .unwrap_or(0);
         shares[fullest].push(free as u8);
+        // A share holds some of a seeded layer's paths: seeded too.
+        if layering.seeded & (1 << fullest) != 0 {
+            layering.seeded |= 1 << free;
+        }
     }
     // Per source layer, the next share to hand a destination's paths to.
     let mut next = vec![0usize; used];
@@ -417,6 +530,7 @@ mod tests {
             balance: false,
             balance_limit: 4,
             best_effort: false,
+            seed: Vec::new(),
         };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
         assert!(
@@ -437,6 +551,52 @@ mod tests {
             .is_some());
     }
 
+    /// A seed the clockwise paths around three of the ring's five cables
+    /// close a cycle with (s3 -> s4 -> s0 -> s1 against the seed's chain
+    /// from channel s0 -> s1 back to s3 -> s4) takes the seed out of one
+    /// layer for them; every layer that keeps it is acyclic with it.
+    #[test]
+    fn a_seed_stays_in_the_layers_whose_paths_fit_around_it() {
+        let (f, lfts) = clockwise_ring(5);
+        let g = f.graph();
+        let clockwise = |i: usize| g.channel(SwitchId::new(i), PortNum::new(2)) as u32;
+        let seed: Vec<(u32, u32)> = (0..3).map(|i| (clockwise(i), clockwise(i + 1))).collect();
+        let opts = LayerOptions {
+            max_layers: 4,
+            balance: false,
+            balance_limit: 4,
+            best_effort: false,
+            seed: seed.clone(),
+        };
+        let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
+        let layers = layering.layers_needed as usize;
+        let kept = layering.seeded.count_ones() as usize;
+        assert!(
+            (1..layers).contains(&kept),
+            "seeded {:b} of {layers}",
+            layering.seeded
+        );
+        for layer in (0..layers).filter(|&l| layering.seeded & (1 << l) != 0) {
+            let mut dag = DynamicDag::new(g.channel_count());
+            for &(a, b) in &seed {
+                dag.insert(a, b).unwrap();
+            }
+            let mut path = Vec::new();
+            for x in f.switch_ids() {
+                for (dlid, _) in f.lids() {
+                    if layering.sls.get(x, dlid) as usize == layer {
+                        chain(&f, &lfts, x, dlid, &mut path).unwrap();
+                        for w in path.windows(2) {
+                            assert!(dag.insert(w[0], w[1]).is_ok(), "layer {layer}");
+                        }
+                    }
+                }
+            }
+        }
+        let report = analyze(&f, &routing_of(&f, lfts, &layering));
+        assert!(report.credit_loop.is_none(), "{:?}", report.credit_loop);
+    }
+
     #[test]
     fn too_few_layers_fail_or_are_best_effort() {
         let (f, lfts) = clockwise_ring(5);
@@ -445,6 +605,7 @@ mod tests {
             balance: false,
             balance_limit: 1,
             best_effort: false,
+            seed: Vec::new(),
         };
         assert!(matches!(
             assign_layers(&f, &lfts, &order(&f), &strict),
@@ -467,6 +628,7 @@ mod tests {
             balance: true,
             balance_limit: 8,
             best_effort: false,
+            seed: Vec::new(),
         };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
         assert!(layering.layers_needed < 8);

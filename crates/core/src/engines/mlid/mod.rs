@@ -56,6 +56,16 @@ const RAISE_LMC: OptionSpec = OptionSpec {
     help: "raise OpenSM's lmc to what the tree needs and have it reassign every LID (see docs/engines/mlid.md)",
 };
 
+/// Off for mlid: its layering serves the few pairs a tree leaves without
+/// an up*/down* path, and a VL more for multicast is the operator's call
+/// (where the check finds no tree for SL 0 there, this is the remedy).
+const MULTICAST_VL: OptionSpec = OptionSpec {
+    key: "multicast_vl",
+    default: "FALSE",
+    help: "where paths go to virtual layers and one more VL is available: unicast on SLs/VLs 1.., VL 0 kept \
+           for multicast on SL 0 (the IPoIB broadcast group), whose trees are then checked loop-free",
+};
+
 /// mlid's options (`mlid.*`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MlidOptions {
@@ -73,7 +83,10 @@ impl MlidOptions {
         s.check_known(INFO.options)?;
         Ok(MlidOptions {
             raise_lmc: s.flag(&RAISE_LMC)?,
-            layering: LayeringOptions::read(s)?,
+            layering: LayeringOptions {
+                multicast_vl: s.flag(&MULTICAST_VL)?,
+                ..LayeringOptions::read(s)?
+            },
         })
     }
 }
@@ -83,7 +96,7 @@ pub const INFO: EngineInfo = EngineInfo {
     summary:
         "multiple-LID routing for m-port n-trees: 2^LMC up*/down* paths per host, chosen per source",
     needs_qos: false,
-    options: &[&[RAISE_LMC], virtual_layers::OPTIONS],
+    options: &[&[RAISE_LMC, MULTICAST_VL], virtual_layers::OPTIONS],
     build: |s| {
         Ok(Box::new(super::Configured {
             options: MlidOptions::read(s)?,
