@@ -28,6 +28,8 @@
 //! just the LIDs, spread evenly; a failed global cable reshuffles that
 //! spine's entries for one group, no others.
 
+mod detours;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -63,6 +65,19 @@ pub struct Towards {
     span: Vec<(u32, u32)>,
     all: Vec<Candidate>,
     pub homes: Vec<(SwitchId, u64)>,
+    /// The switches whose best paths are detours (`Arcs::detour`), in
+    /// the order they were settled, each with its `alternatives`; empty
+    /// towards a switch that every switch reaches as on an intact
+    /// Dragonfly+.
+    detours: Vec<(SwitchId, u32, u32)>,
+    /// Per detour switch, the ports of its cables that are as good as its
+    /// candidates but of a class the search passed over (`Search::settle`).
+    alternatives: Vec<PortNum>,
+    /// Whether some leaf is among the `detours`.
+    from_leaves: bool,
+    /// Every switch reached, in the order settled: the destination first,
+    /// each after the switches its candidates lead to.
+    order: Vec<SwitchId>,
 }
 
 impl Towards {
@@ -113,6 +128,12 @@ impl Label {
         (self.0 >> 39) as u8
     }
 
+    /// Whether `other` has this label's hops and backward turns (the
+    /// class of the first cable aside).
+    fn same_but_class(self, other: Label) -> bool {
+        self != Label::NONE && self.0 >> 39 == other.0 >> 39
+    }
+
     /// The label one cable of class `class` further, the switch it leads
     /// to leaving by a cable of class `then`.
     fn extended(self, class: Class, then: Class) -> Label {
@@ -145,6 +166,9 @@ pub struct Arcs {
     /// Switch `s`'s are `all[starts[s]..starts[s + 1]]`.
     starts: Vec<usize>,
     all: Vec<Arc>,
+    /// Per switch, whether it is a leaf, and its group.
+    leaf: Vec<bool>,
+    group: Vec<usize>,
 }
 
 impl Arcs {
@@ -168,11 +192,29 @@ impl Arcs {
             }));
             starts.push(all.len());
         }
-        Arcs { starts, all }
+        Arcs {
+            starts,
+            all,
+            leaf: roles.plus.is_leaf.clone(),
+            group: roles.plus.group_of.clone(),
+        }
     }
 
     fn of(&self, x: SwitchId) -> &[Arc] {
         &self.all[self.starts[x.idx()]..self.starts[x.idx() + 1]]
+    }
+
+    /// Whether best paths of `hops` from `x` to leaf `t` are a detour:
+    /// longer than on an intact Dragonfly+ (leaf → spine → [global] →
+    /// spine → leaf). Paths to spines are not judged: `super::spines`
+    /// routes them.
+    fn detour(&self, x: SwitchId, t: SwitchId, hops: u16) -> bool {
+        if !self.leaf[t.idx()] || x == t {
+            return false;
+        }
+        let within = u16::from(self.group[x.idx()] == self.group[t.idx()]);
+        let intact = if self.leaf[x.idx()] { 3 } else { 2 } - within;
+        hops > intact
     }
 }
 
@@ -241,6 +283,10 @@ pub fn candidates(arcs: &Arcs, keys: &[u64], t: SwitchId) -> Towards {
             span: vec![(0, 0); n],
             all: Vec::with_capacity(arcs.all.len() / 2),
             homes: Vec::new(),
+            detours: Vec::new(),
+            alternatives: Vec::new(),
+            from_leaves: false,
+            order: Vec::with_capacity(n),
         },
     };
     search.best[t.idx()] = Label::START;
@@ -254,8 +300,12 @@ pub fn candidates(arcs: &Arcs, keys: &[u64], t: SwitchId) -> Towards {
             continue;
         }
         search.settled[x.idx()] = true;
+        search.out.order.push(x);
         if x != t {
             search.settle(x, lab, &mut chosen);
+            if arcs.detour(x, t, lab.hops()) {
+                search.alternatives(x, lab);
+            }
         }
         search.relax(x, lab);
     }
@@ -307,6 +357,29 @@ impl Search<'_> {
             self.first_out[x.idx()] = a.out;
         }
         self.out.span[x.idx()] = (start, chosen.len() as u32);
+    }
+
+    /// Records detour switch `x` (label `lab`) with its alternatives: the
+    /// cables down or falling that give it the hops and backward turns of
+    /// its label, not its class. Its first class is part of the labels
+    /// of the switches whose paths lead through it, but only a rising
+    /// cable after a falling one turns backwards: down or falling ones
+    /// never add a turn to any path, so the load-aware picks (`detours`)
+    /// may take them.
+    fn alternatives(&mut self, x: SwitchId, lab: Label) {
+        let start = self.out.alternatives.len() as u32;
+        let first = self.first_out[x.idx()];
+        self.out.alternatives.extend(
+            self.arcs
+                .of(x)
+                .iter()
+                .filter(|a| matches!(a.out, Class::Down | Class::Fall) && a.out != first)
+                .filter(|a| self.offers[a.to.idx()][slot(a.out)].same_but_class(lab))
+                .map(|a| a.port),
+        );
+        let len = self.out.alternatives.len() as u32 - start;
+        self.out.detours.push((x, start, len));
+        self.out.from_leaves |= self.arcs.leaf[x.idx()];
     }
 
     /// Offers the unsettled neighbours of `x` a way through it.
@@ -1194,21 +1267,45 @@ fn global(lids: &Lids, demand: &[(usize, Vec<u32>)], at: &AtSwitch, lft: &mut Lf
     }
 }
 
+/// Per switch, `mix` of its GUID.
+fn keys(fabric: &Fabric) -> Vec<u64> {
+    fabric
+        .graph()
+        .ids()
+        .map(|s| mix(fabric.switch_node(s).guid))
+        .collect()
+}
+
+/// Per destination switch, its candidates (on all cores).
+fn every_towards(fabric: &Fabric, roles: &Roles, keys: &[u64]) -> Vec<Towards> {
+    let mut towards: Vec<Towards> = vec![Towards::default(); fabric.graph().switch_count()];
+    let arcs = Arcs::new(fabric, roles);
+    crate::parallel::for_each_row(&mut towards, |t, row| {
+        *row = candidates(&arcs, keys, SwitchId::new(t));
+    });
+    towards
+}
+
+/// The switches that some leaf reaches only by a detour: where
+/// `detours::balance` routes again.
+#[cfg(test)]
+pub fn reached_by_detours(fabric: &Fabric, roles: &Roles) -> Vec<SwitchId> {
+    every_towards(fabric, roles, &keys(fabric))
+        .iter()
+        .enumerate()
+        .filter(|(_, tw)| tw.from_leaves)
+        .map(|(t, _)| SwitchId::new(t))
+        .collect()
+}
+
 /// Every switch's table: per destination switch its candidates (on all
 /// cores), each LID's home, then per switch and destination group the up
 /// and down picks, then the global ones knowing the demand the first left
 /// on each spine.
 pub fn forwarding_tables(fabric: &Fabric, roles: &Roles) -> Vec<Lft> {
     let graph = fabric.graph();
-    let keys: Vec<u64> = graph
-        .ids()
-        .map(|s| mix(fabric.switch_node(s).guid))
-        .collect();
-    let mut towards: Vec<Towards> = vec![Towards::default(); graph.switch_count()];
-    let arcs = Arcs::new(fabric, roles);
-    crate::parallel::for_each_row(&mut towards, |t, row| {
-        *row = candidates(&arcs, &keys, SwitchId::new(t));
-    });
+    let keys = keys(fabric);
+    let towards = every_towards(fabric, roles, &keys);
     let lids = Lids::new(fabric, roles);
     let mut lids = lids;
     let home = assign_homes(fabric, roles, &lids, &towards, &keys);
@@ -1225,5 +1322,6 @@ pub fn forwarding_tables(fabric: &Fabric, roles: &Roles) -> Vec<Lft> {
     crate::parallel::for_each_row(&mut lfts, |s, lft| {
         global(&lids, &demands[s], &at(s), lft);
     });
+    detours::balance(fabric, &towards, &lids, &mut lfts);
     lfts
 }

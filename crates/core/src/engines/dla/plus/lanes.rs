@@ -46,6 +46,7 @@ use std::collections::HashMap;
 
 use super::rules::{self, Program, Turns, KEYS};
 use super::{backward, Class, Roles};
+use crate::deadlock::dynamic_dag::DynamicDag;
 use crate::deadlock::virtual_layers::placement::place_paths;
 use crate::error::Decline;
 use crate::fabric::{Fabric, Lid, Peer, PortNum, SwitchId};
@@ -453,6 +454,19 @@ fn dissolve_small_programs(
 /// A path's hops between switches with their VLs, if it arrives and turns
 /// back at most twice.
 fn path_vls(ports: &Ports, lfts: &[Lft], s: SwitchId, dlid: Lid, t: SwitchId) -> Option<HopPath> {
+    hop_vls(ports, lfts, s, dlid, t, false)
+}
+
+/// `path_vls`, or with `stay_on_top` a path that turns back more than
+/// twice: on the top VL from its second backward turn on.
+fn hop_vls(
+    ports: &Ports,
+    lfts: &[Lft],
+    s: SwitchId,
+    dlid: Lid,
+    t: SwitchId,
+    stay_on_top: bool,
+) -> Option<HopPath> {
     let mut hops = Vec::with_capacity(8);
     let (mut at, mut came, mut in_port, mut vl) = (s, Class::Terminal, PortNum::MANAGEMENT, 0u8);
     for _ in 0..ports.colour.len() {
@@ -465,8 +479,9 @@ fn path_vls(ports: &Ports, lfts: &[Lft], s: SwitchId, dlid: Lid, t: SwitchId) ->
             return None;
         }
         if backward(came, far.class) {
-            vl += 1;
-            if vl >= LANE_VLS {
+            if vl + 1 < LANE_VLS {
+                vl += 1;
+            } else if !stay_on_top {
                 return None;
             }
         }
@@ -474,6 +489,128 @@ fn path_vls(ports: &Ports, lfts: &[Lft], s: SwitchId, dlid: Lid, t: SwitchId) ->
         (at, came, in_port) = (SwitchId::new(far.switch as usize), far.class, far.port);
     }
     None
+}
+
+/// The paths that turn back more than twice (`reserve`), on the top VL
+/// from their second backward turn on where their dependencies there
+/// close no cycle with those of every other path (`sls`: the programs'
+/// SLs from `base`, the lanes' from `LANE_SL`) and of those placed
+/// before: each on a per-hop lane. The rest, left for reserve layers.
+///
+/// Such a path's turns after the second are backward ones on one VL,
+/// which the order of channels does not rule out: the check does. Every
+/// other dependency on the top VL is a forward turn, so few close a
+/// cycle: on the damaged 9-group fabrics of the tests, paths between two
+/// spines that lost their global cables (no path between them turns back
+/// less than three times) then need no fourth VL.
+fn onto_the_top_vl(
+    tracer: &Tracer,
+    programs: &[Program],
+    base: u8,
+    sls: &mut SwitchSls,
+    hops: &mut HopLanes,
+    reserve: Vec<(SwitchId, Lid)>,
+) -> Vec<(SwitchId, Lid)> {
+    if reserve.is_empty() {
+        return reserve;
+    }
+    let graph = tracer.fabric.graph();
+    let Some(mut top) = top_dependencies(tracer, programs, base, sls, hops) else {
+        return reserve;
+    };
+    let mut left = Vec::new();
+    for (s, lid) in reserve {
+        let t = SwitchId::new(tracer.dest[lid.idx()] as usize);
+        let Some(path) = hop_vls(tracer.ports, tracer.lfts, s, lid, t, true) else {
+            left.push((s, lid));
+            continue;
+        };
+        let channel = |&((at, _, out), vl): &(Hop, u8)| (graph.channel(at, out) as u32, vl);
+        let mut added = Vec::new();
+        let fits = path
+            .windows(2)
+            .all(|w| match (channel(&w[0]), channel(&w[1])) {
+                ((a, TOP), (b, TOP)) => match top.insert(a, b) {
+                    Ok(new) => {
+                        if new {
+                            added.push((a, b));
+                        }
+                        true
+                    }
+                    Err(_) => false,
+                },
+                _ => true,
+            });
+        if fits {
+            hops.place(sls, s, lid, path);
+        } else {
+            for (a, b) in added {
+                top.remove(a, b);
+            }
+            left.push((s, lid));
+        }
+    }
+    left
+}
+
+/// The top VL of the lanes.
+const TOP: u8 = LANE_VLS - 1;
+
+/// The dependencies on the top VL of every path on a program's SL or a
+/// lane's (`onto_the_top_vl`), between channels (`SwitchGraph::channel`);
+/// `None` if they close a cycle (they cannot: all are forward turns).
+fn top_dependencies(
+    tracer: &Tracer,
+    programs: &[Program],
+    base: u8,
+    sls: &SwitchSls,
+    hops: &HopLanes,
+) -> Option<DynamicDag> {
+    let graph = tracer.fabric.graph();
+    let ports = tracer.ports;
+    let mut top = DynamicDag::new(graph.channel_count());
+    for x in graph.ids() {
+        for l in (0..tracer.fabric.lft_len()).filter(|&l| tracer.dest[l] != NONE) {
+            let (lid, t) = (Lid::new(l), SwitchId::new(tracer.dest[l] as usize));
+            let sl = sls.get(x, lid);
+            // The base SL's paths are all on VL 0.
+            if sl == base || x == t {
+                continue;
+            }
+            let vl_of = |at: SwitchId, hop: Hop, came: Class, to: Class| -> u8 {
+                if sl >= LANE_SL {
+                    let lane = hops.lanes.get(usize::from(sl - LANE_SL));
+                    lane.and_then(|lane| lane.get(&hop)).copied().unwrap_or(0)
+                } else {
+                    let colour = usize::from(ports.colour[at.idx()]);
+                    let program = programs.get(usize::from(sl - base));
+                    rules::key(colour, came, to)
+                        .zip(program)
+                        .map_or(0, |(key, p)| p.vl(key))
+                }
+            };
+            let (mut at, mut came, mut in_port) = (x, Class::Terminal, PortNum::MANAGEMENT);
+            let mut held: Option<(u32, u8)> = None;
+            for _ in 0..ports.colour.len() {
+                if at == t {
+                    break;
+                }
+                let out = tracer.lfts[at.idx()].get(lid);
+                let far = ports.hop(at.idx(), out);
+                if far.switch == NONE {
+                    break;
+                }
+                let vl = vl_of(at, (at, in_port, out), came, far.class);
+                let channel = graph.channel(at, out) as u32;
+                if let Some((a, TOP)) = held.filter(|_| vl == TOP) {
+                    top.insert(a, channel).ok()?;
+                }
+                held = Some((channel, vl));
+                (at, came, in_port) = (SwitchId::new(far.switch as usize), far.class, far.port);
+            }
+        }
+    }
+    Some(top)
 }
 
 /// What `assign` decided.
@@ -643,18 +780,20 @@ pub fn assign(
             None => reserve.push((s, lid)),
         }
     }
+    let tracer = Tracer {
+        fabric,
+        ports: &ports,
+        lfts,
+        dest: &dest,
+    };
     let kept = dissolve_small_programs(
-        &Tracer {
-            fabric,
-            ports: &ports,
-            lfts,
-            dest: &dest,
-        },
+        &tracer,
         &mut sls,
         &mut hops,
         base,
         &carried[usize::from(base)..usize::from(base) + programs.len()],
     );
+    let reserve = onto_the_top_vl(&tracer, &programs, base, &mut sls, &mut hops, reserve);
     // SLs from the base on: the programs kept, the lanes, the reserve.
     let programs: Vec<Program> = programs
         .iter()
