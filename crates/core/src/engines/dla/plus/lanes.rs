@@ -72,7 +72,7 @@ const NOWHERE: Far = Far {
 };
 
 /// What each switch port leads to, densely.
-struct Ports {
+pub(super) struct Ports {
     /// Per switch, where its ports start in `far` (and where the last
     /// ends).
     start: Vec<usize>,
@@ -84,7 +84,7 @@ struct Ports {
 const NONE: u32 = u32::MAX;
 
 impl Ports {
-    fn new(fabric: &Fabric, roles: &Roles) -> Self {
+    pub(super) fn new(fabric: &Fabric, roles: &Roles) -> Self {
         let graph = fabric.graph();
         let mut start = Vec::with_capacity(graph.switch_count());
         let mut far = Vec::new();
@@ -114,6 +114,13 @@ impl Ports {
                 .map(|s| rules::colour(roles.group(s)) as u8)
                 .collect(),
         }
+    }
+
+    /// The switch behind `port` of switch `s`, if any.
+    pub(super) fn next(&self, s: usize, port: PortNum) -> Option<usize> {
+        Some(self.hop(s, port).switch)
+            .filter(|&y| y != NONE)
+            .map(|y| y as usize)
     }
 
     /// Where `port` of switch `s` leads.
@@ -148,15 +155,15 @@ const DONE: u8 = 2;
 /// path from switch x after its first hop — for the path from x, all its
 /// turns between switches. A switch's come from the next one's, so each is
 /// worked out once.
-struct Column<'a> {
+pub(super) struct Column<'a> {
     ports: &'a Ports,
-    tail: Vec<Turns>,
+    pub(super) tail: Vec<Turns>,
     state: Vec<u8>,
     stack: Vec<usize>,
 }
 
 impl<'a> Column<'a> {
-    fn new(ports: &'a Ports) -> Self {
+    pub(super) fn new(ports: &'a Ports) -> Self {
         let n = ports.start.len() - 1;
         Column {
             ports,
@@ -168,7 +175,7 @@ impl<'a> Column<'a> {
 
     /// Fills `tail` for the LID delivered by switch `t`, each switch
     /// forwarding it through `out(switch)`.
-    fn fill(&mut self, t: usize, out: impl Fn(usize) -> PortNum) {
+    pub(super) fn fill(&mut self, t: usize, out: impl Fn(usize) -> PortNum) {
         self.state.fill(UNKNOWN);
         self.state[t] = DONE;
         self.tail[t] = Turns::NONE;

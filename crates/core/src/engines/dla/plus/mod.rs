@@ -134,32 +134,42 @@ pub fn route(fabric: &Fabric, plus: &DragonflyPlus, base: u8) -> Result<Routing,
     let started = std::time::Instant::now();
     let mut minimal = choice::forwarding_tables(fabric, &roles);
     spines::route_to_spines(fabric, &roles, &mut minimal);
-    let through_groups = valiant::route_extra_lids(fabric, &roles, &minimal);
     let t1 = started.elapsed();
     let assign = |lfts: &[Lft]| {
         lanes::assign(fabric, &roles, lfts, base)
             .map_err(|(code, why)| Error::declined(super::NAME, code, why))
     };
+    // Non-minimal extra LIDs are a bonus: first one intermediate group per
+    // LID for every source group; where those paths do not fit the SLs or
+    // need a reserve layer above the three VLs, intermediates chosen by
+    // colour, for the source groups whose paths fit the SL rules; where
+    // neither fits, the extra LIDs stay minimal.
+    let mut through_groups = None;
+    let mut why = Vec::new();
+    for by_colour in [false, true] {
+        let Some((lfts, valiant)) = valiant::route_extra_lids(fabric, &roles, &minimal, by_colour)
+        else {
+            break;
+        };
+        match lanes::assign(fabric, &roles, &lfts, base) {
+            Ok(lanes) if lanes.vls <= lanes::LANE_VLS => {
+                through_groups = Some((lfts, lanes, valiant));
+                break;
+            }
+            Ok(lanes) => why.push(format!("{} VLs", lanes.vls)),
+            Err((_, e)) => why.push(e),
+        }
+    }
     let (lfts, lanes, valiant) = match through_groups {
-        Some((lfts, valiant)) => match lanes::assign(fabric, &roles, &lfts, base) {
-            Ok(lanes) if lanes.vls <= lanes::LANE_VLS => (lfts, lanes, valiant),
-            // Non-minimal extra LIDs are a bonus: where their paths do not
-            // fit the SLs, or need a reserve layer above the three VLs,
-            // the extra LIDs stay minimal.
-            outcome => {
-                let why = match outcome {
-                    Ok(lanes) => format!("{} VLs", lanes.vls),
-                    Err((_, why)) => why,
-                };
+        Some(found) => found,
+        None => {
+            if !why.is_empty() {
                 log::warn!(
                     "dla: the extra LIDs (LMC > 0) keep minimal paths: through intermediate groups they would \
-                     need more SLs or VLs than fit ({why})"
+                     need more SLs or VLs than fit ({})",
+                    why.join("; ")
                 );
-                let lanes = assign(&minimal)?;
-                (minimal, lanes, 0)
             }
-        },
-        None => {
             let lanes = assign(&minimal)?;
             (minimal, lanes, 0)
         }

@@ -30,7 +30,10 @@
 //! groups' colours differ: a bounce at each end of a path (early at the
 //! source's colour, late at the destination's), a bounce through a middle
 //! group (middle at its colour). `super::valiant` picks middle groups of a
-//! third colour for that.
+//! third colour for that; *through* programs carry the extra LIDs' paths
+//! through such a group even where they bounce at the source's end too
+//! (from a spine of the source group: early there, through in the
+//! middle).
 
 use super::Class;
 
@@ -176,6 +179,13 @@ const MIDDLE: Style = [1, 1, 1, 1, 1, 0, 1, 1, 0, 1];
 const EARLY: Style = [1, 1, 0, 1, 1, 2, 2, 1, 2, 1];
 /// … and the late group's on VL 2.
 const LATE: Style = [0, 0, 2, 0, 0, 1, 1, 0, 1, 2];
+/// An intermediate group after an early turn (two backward turns): a
+/// path from a spine of the source group bounces there (`EARLY`, VL 1),
+/// crosses into the intermediate group, arrives down on VL 1, bounces
+/// (VL 2) and leaves for the destination group on VL 2, where `EARLY`
+/// takes it down on VL 2. A host's path through the same group, without
+/// the early bounce, fits it too (VLs 1, 1, 2, 2, 2).
+const THROUGH: Style = [2, 2, 2, 2, 2, 1, 2, 2, 1, 2];
 
 /// What one SL's tables say: the VL of every key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,6 +244,10 @@ pub fn library(turns: u8) -> Vec<Program> {
     } else {
         programs.extend((0..COLOURS).map(|k| Program::of(&EARLY, k, &LATE)));
         programs.extend([Program::everywhere(&LATE), Program::everywhere(&EARLY)]);
+        // Before the middle programs: the extra LIDs' paths through an
+        // intermediate group of a third colour fit both, from leaves and
+        // spines alike, so they share these three SLs.
+        programs.extend((0..COLOURS).map(|k| Program::of(&THROUGH, k, &EARLY)));
         programs.extend((0..COLOURS).map(|k| Program::of(&MIDDLE, k, &LATE)));
     }
     programs
@@ -281,6 +295,18 @@ mod tests {
         let both = path(&[0, 0, 0, 1, 1, 1, 1], &[Down, Up, Rise, Down, Up, Down]);
         assert_eq!(both.backward(), 2);
         assert_eq!(first_fit(both, 2), Some(1));
+        // An extra LID's path through an intermediate group of a third
+        // colour, from a spine of the source group: bounces there and in
+        // the intermediate group.
+        let through = path(
+            &[0, 0, 0, 1, 1, 1, 2, 2],
+            &[Down, Up, Rise, Down, Up, Rise, Down],
+        );
+        assert_eq!(through.backward(), 2);
+        assert_eq!(first_fit(through, 2), Some(6 + 1));
+        // From a leaf it fits the same program.
+        let from_leaf = path(&[0, 0, 1, 1, 1, 2, 2], &[Up, Rise, Down, Up, Rise, Down]);
+        assert_eq!(first_fit(from_leaf, 2), Some(6 + 1));
         for p in library(2) {
             assert!((0..KEYS).all(|k| p.vl(k) < 3));
         }

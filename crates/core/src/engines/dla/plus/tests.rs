@@ -496,3 +496,57 @@ fn only_damaged_fabrics_have_detours_between_leaves() {
     let f = damaged(&Params::new(4, 4, 4, 2, 9), (0.05, 0.10, 0.05), 1);
     assert!(detours(&f) > 0);
 }
+
+/// Where spines reach few groups (one cable per pair of groups, four per
+/// spine: the canonical shape, one host per leaf), one intermediate group
+/// per extra LID for every source group needs more SLs than there are;
+/// chosen by colour, the extra LIDs of LMC 2 still go through
+/// intermediate groups, within three VLs, every route delivered and free
+/// of credit loops, and a group shift spread over all LIDs gets well over
+/// what base LIDs get.
+#[test]
+fn extra_lids_go_through_intermediate_groups_where_spines_reach_few_groups() {
+    let b = gen::dragonfly_plus::dragonfly_plus(&Params::new(8, 8, 1, 4, 33)).unwrap();
+    let f = crate::testkit::TestFabric::of(b).shuffled(1).lmc(2).build();
+    let plus = crate::topology::dragonfly_plus::recognise(f.graph()).unwrap();
+    let roles = super::Roles { plus: &plus };
+    let mut minimal = super::choice::forwarding_tables(&f, &roles);
+    super::spines::route_to_spines(&f, &roles, &mut minimal);
+    let (anyhow, _) = super::valiant::route_extra_lids(&f, &roles, &minimal, false).unwrap();
+    let fits =
+        super::lanes::assign(&f, &roles, &anyhow, 0).is_ok_and(|l| l.vls <= super::lanes::LANE_VLS);
+    assert!(
+        !fits,
+        "one intermediate per LID fits: the test shows nothing"
+    );
+    let r = route(&f, &DlaOptions::default()).unwrap();
+    let report = analyze(&f, &r);
+    assert!(report.delivered(), "{:?}", report.failures);
+    assert!(report.credit_loop.is_none());
+    assert!(r.vls_needed() <= 3, "{} VLs", r.vls_needed());
+    let group = |s: SwitchId| plus.group_of[s.idx()];
+    let (mut extra, mut through) = (0, 0);
+    for src in f.cas() {
+        let at = crate::fabric::PortRef::new(src, 1);
+        for (dlid, owner) in f.ca_lids().filter(|(_, o)| o.node != src) {
+            if f.port(owner).map(|p| p.lid) == Some(dlid) {
+                continue;
+            }
+            let hops = trace(&f, &r.lfts, at, dlid).unwrap();
+            let (a, z) = (hops[0].switch, hops[hops.len() - 1].switch);
+            if group(a) == group(z) {
+                continue;
+            }
+            extra += 1;
+            through += usize::from(
+                hops.iter()
+                    .any(|h| group(h.switch) != group(a) && group(h.switch) != group(z)),
+            );
+        }
+    }
+    // Most extra LIDs between groups go through a third group (those of
+    // a source group that is one of a LID's intermediates stay minimal).
+    assert!(through * 10 >= extra * 8, "{through} of {extra}");
+    let shift = crate::analysis::group_shift::group_shift(&f, &r).unwrap();
+    assert!(shift.spread > 2.0 * shift.minimal, "{shift:?}");
+}
