@@ -271,3 +271,92 @@ fn hang_below(graph: &SwitchGraph, level: &[u32], root: SwitchId, mlid: u16) -> 
         same_cables: false,
     }
 }
+
+/// The trees mlid's groups are cut from where it places paths on virtual
+/// layers (no VL carries up*/down* unicast alone), to be checked at
+/// routing time (`verified::verified_family`): first, per top switch,
+/// the tree hung down from it (each switch below from an upper neighbour,
+/// chosen per top so that the trees spread over the cables); then, per
+/// top, the same tree grown to every switch by hanging what it misses
+/// from a tree switch below (`bridged`).
+///
+/// A tree hung down from a top only turns up to up, up to down or down
+/// to down: no down-to-up turn, the turn every cycle of channels over a
+/// fat tree's heights needs somewhere. So its flood adds no cycle where
+/// that VL's unicast is up*/down*, and where the layering put turning
+/// paths on the VL the check decides. Such a tree reaches every leaf
+/// (a top of a fat tree is above every leaf, parallel director chassis
+/// included), but no switch beside or above its root: a group with
+/// members on chips of both directors, or on two tops (Aggregation
+/// Nodes), has no such tree, and takes a bridged one where that passed,
+/// else OpenSM's kind of tree with a warning.
+pub fn downward_candidates(fabric: &Fabric) -> Result<Vec<Tree>, String> {
+    let tree = gft::recognize(fabric).map_err(|e| format!("not a fat tree ({e})"))?;
+    let graph = fabric.graph();
+    let level: Vec<u32> = tree.height.iter().map(|&h| h as u32).collect();
+    let top = tree.top as u32;
+    let tops: Vec<SwitchId> = graph.ids().filter(|&s| level[s] == top).collect();
+    let down: Vec<Tree> = tops
+        .iter()
+        .map(|&t| Tree {
+            same_cables: true,
+            ..hang_below(graph, &level, t, t.idx() as u16)
+        })
+        .collect();
+    let bridged: Vec<Tree> = down
+        .iter()
+        .map(|t| bridged(graph, &level, t.clone()))
+        .filter(|b| Some(b) != down.iter().find(|d| d.root == b.root))
+        .collect();
+    Ok(down.into_iter().chain(bridged).collect())
+}
+
+/// `tree` grown to every switch connected to it: the switches it misses
+/// hang from a tree switch one height below (a down-to-up turn there),
+/// then what lies below those from them, until no switch is left.
+fn bridged(graph: &SwitchGraph, level: &[u32], mut tree: Tree) -> Tree {
+    let salt = tree.root.idx() as u16;
+    loop {
+        let ups: Vec<(SwitchId, SwitchId)> = graph
+            .ids()
+            .filter(|&s| !tree.contains(s))
+            .filter_map(|s| {
+                let lower: Vec<SwitchId> = graph
+                    .neighbours(s)
+                    .iter()
+                    .copied()
+                    .filter(|&c| tree.contains(c) && level[c] + 1 == level[s])
+                    .collect();
+                (!lower.is_empty()).then(|| (s, lower[spread(salt, s.idx()) % lower.len()]))
+            })
+            .collect();
+        if ups.is_empty() {
+            return tree;
+        }
+        for (s, p) in ups {
+            tree.parent[s] = Some(p);
+        }
+        // Down again from what was added.
+        loop {
+            let downs: Vec<(SwitchId, SwitchId)> = graph
+                .ids()
+                .filter(|&s| !tree.contains(s))
+                .filter_map(|s| {
+                    let upper: Vec<SwitchId> = graph
+                        .neighbours(s)
+                        .iter()
+                        .copied()
+                        .filter(|&u| tree.contains(u) && level[u] == level[s] + 1)
+                        .collect();
+                    (!upper.is_empty()).then(|| (s, upper[spread(salt, s.idx()) % upper.len()]))
+                })
+                .collect();
+            if downs.is_empty() {
+                break;
+            }
+            for (s, p) in downs {
+                tree.parent[s] = Some(p);
+            }
+        }
+    }
+}

@@ -29,9 +29,9 @@
 //!   against the engine's unicast (`verified`), on every SL or, failing
 //!   that, on the SLs where the check passes.
 
-use super::fat_tree::{fat_tree_rule, FatTreeLevels};
+use super::fat_tree::{downward_candidates, fat_tree_rule, FatTreeLevels};
 use super::tree::{spread, Tree};
-use super::verified::verified_masters;
+use super::verified::{verified_family, verified_masters};
 use crate::fabric::{Fabric, SwitchId};
 use crate::routing::{Routing, NUM_SLS};
 use crate::topology::dragonfly::discover_groups;
@@ -52,16 +52,16 @@ pub enum TreeRule {
 #[derive(Clone, Debug)]
 pub struct MasterTrees {
     pub trees: Vec<Tree>,
-    pub per_sl: [u8; NUM_SLS],
+    pub per_sl: [u32; NUM_SLS],
 }
 
 impl MasterTrees {
-    /// Every tree on every SL (at most 8 trees).
+    /// Every tree on every SL (at most 32 trees).
     pub fn everywhere(trees: Vec<Tree>) -> Self {
-        let all = (1u16 << trees.len().min(8)) - 1;
+        let all = (1u64 << trees.len().min(32)) - 1;
         MasterTrees {
             trees,
-            per_sl: [all as u8; NUM_SLS],
+            per_sl: [all as u32; NUM_SLS],
         }
     }
 }
@@ -90,12 +90,29 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
         // Up*/down* on the VL of SL 0 (the default and the broadcast
         // group's): the argument; otherwise (paths on virtual layers)
         // checked trees.
+        // Where paths are on virtual layers: the spanning candidates of
+        // `verified` where one passes on SL 0 (every group fits them);
+        // else trees hung down from each top switch (and grown from
+        // there to every switch), checked the same way.
         "mlid" => match fat_tree_rule(fabric, routing) {
             Ok(levels) if levels.covers(0) => Ok(TreeRule::FatTree(levels)),
-            Ok(_) => verified_masters(fabric, routing, None).map(TreeRule::Masters),
-            Err(why) => verified_masters(fabric, routing, None)
-                .map(TreeRule::Masters)
-                .map_err(|e| format!("{why}; {e}")),
+            other => {
+                let why = other.err();
+                match verified_masters(fabric, routing, None) {
+                    Ok(m) if m.per_sl[0] != 0 => Ok(TreeRule::Masters(m)),
+                    spanning => {
+                        let downward = downward_candidates(fabric)
+                            .and_then(|c| verified_family(fabric, routing, &c));
+                        match downward {
+                            Ok(m) if m.per_sl[0] != 0 => Ok(TreeRule::Masters(m)),
+                            _ => spanning.map(TreeRule::Masters).map_err(|e| match &why {
+                                Some(why) => format!("{why}; {e}"),
+                                None => e,
+                            }),
+                        }
+                    }
+                }
+            }
         },
         "pssp" | "layered" | "sfmin" | "hxdor" => {
             verified_masters(fabric, routing, None).map(TreeRule::Masters)
@@ -132,15 +149,22 @@ impl TreeRule {
         match self {
             TreeRule::Masters(m) => {
                 let usable = m.per_sl[sl as usize & 0xf];
+                // Trees that do not span the fabric (mlid's hung down from
+                // a top) serve only groups whose switches they hold.
                 let mut allowed: Vec<Tree> = m
                     .trees
                     .iter()
                     .enumerate()
                     .filter(|(i, _)| usable & (1 << i) != 0)
+                    .filter(|(_, t)| switches.iter().all(|&s| t.contains(s)))
                     .map(|(_, t)| t.clone())
                     .collect();
                 if allowed.is_empty() {
-                    return Err(format!("no master tree for SL {sl}"));
+                    return Err(if usable == 0 {
+                        format!("no master tree for SL {sl}")
+                    } else {
+                        format!("no tree checked on SL {sl} holds every member's switch")
+                    });
                 }
                 let first = spread(mlid, 0x5eed) % allowed.len();
                 allowed.rotate_left(first);

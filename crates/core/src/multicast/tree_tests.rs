@@ -243,17 +243,16 @@ fn assert_one_turning_switch_matters(
 
 /// The director twin with an Aggregation Node on every chip: mlid places
 /// the paths of Aggregation Nodes on line chips of two directors on
-/// virtual layers, with SL 0 on unicast layer 0, and no candidate tree
-/// passes there, nor fits around that layer: SL-0 groups are left to
-/// OpenSM's kind of tree (with the warning). `mlid.multicast_vl TRUE`
-/// gives them VL 0 alone, where the check finds trees.
+/// virtual layers, with SL 0 on unicast layer 0; the trees hung down from
+/// the tops pass there (above). `mlid.multicast_vl TRUE` still gives SL-0
+/// groups VL 0 alone, where the check finds trees too.
 #[test]
-fn mlid_on_a_director_twin_with_aggregation_nodes_needs_its_multicast_vl() {
+fn mlid_on_a_director_twin_with_aggregation_nodes_covers_sl0_with_or_without_its_multicast_vl() {
     use crate::gen::field::{aggregation_nodes, directors, Directors};
     let f = built(aggregation_nodes(&directors(&Directors::small_twin()).unwrap()).unwrap());
     let r = route_by_name("mlid", &f).unwrap().routing;
     assert!(r.path_sl.sls_used().contains(&0));
-    assert!(!rule_for("mlid", &f, &r).is_ok_and(|rule| rule.covers(0)));
+    assert!(rule_for("mlid", &f, &r).is_ok_and(|rule| rule.covers(0)));
     let settings = crate::config::Settings::parse(
         "mlid.multicast_vl TRUE\n",
         "test",
@@ -270,6 +269,79 @@ fn mlid_on_a_director_twin_with_aggregation_nodes_needs_its_multicast_vl() {
         &r,
         &groups_on(&f, &rule, &r, &memberships(&f, 106, 19), 0),
     );
+}
+
+/// The director twins where mlid places paths on virtual layers
+/// (Aggregation Nodes, with and without cables cut), and the plain twin
+/// (up*/down* on one VL, the fat-tree rule): groups of hosts on every SL
+/// the rule covers, all at once, close no credit loop with unicast, and
+/// every member gets one copy. Where paths are layered the groups are cut
+/// from trees hung down from a top (no down-to-up turn), so each of them
+/// spans a single top; groups with an Aggregation Node above their root's
+/// level take a grown tree or none.
+#[test]
+fn mlid_trees_hung_down_from_the_tops_on_director_twins() {
+    use crate::gen::field::{aggregation_nodes, directors, Directors};
+    let twin = || directors(&Directors::small_twin()).unwrap();
+    let mut cut = aggregation_nodes(&twin()).unwrap();
+    crate::gen::degrade::drop_links(&mut cut, 0.05, 3).unwrap();
+    let fabrics = [
+        ("plain", built(twin()), false),
+        (
+            "aggregation nodes",
+            built(aggregation_nodes(&twin()).unwrap()),
+            true,
+        ),
+        ("aggregation nodes, cables cut", built(cut), true),
+    ];
+    for (name, f, layered) in &fabrics {
+        let r = route_by_name("mlid", f).unwrap().routing;
+        let rule = rule_for("mlid", f, &r).unwrap();
+        let sls = rule.covered_sls();
+        eprintln!("{name}: {} VLs, covered {sls:?}", r.vls_needed());
+        assert!(sls.contains(&0), "{name}: {sls:?}");
+        let g = f.graph();
+        let hosts: Vec<PortRef> = ca_ports(f)
+            .into_iter()
+            .filter(|&p| super::tree::attachment(f, p).is_some_and(|(s, _)| g.hosts(s) > 1))
+            .collect();
+        assert!(hosts.len() >= 24, "{name}");
+        let mut rng = Rng::new(23);
+        let mut groups = Vec::new();
+        for &sl in &sls {
+            for k in 0..12u16 {
+                let mut pick = hosts.clone();
+                rng.shuffle(&mut pick);
+                pick.truncate(2 + rng.below(23));
+                let mlid = 0xC000 + 16 * k + sl as u16;
+                groups.push(build_group(f, &rule, &r, mlid, sl, &pick).unwrap());
+            }
+            groups.push(build_group(f, &rule, &r, 0xC100 + sl as u16, sl, &hosts).unwrap());
+        }
+        loop_free(f, &r, &groups);
+        if *layered {
+            let TreeRule::Masters(m) = &rule else {
+                panic!("{name}: {rule:?}")
+            };
+            // Host groups fit a tree hung down from a top: no group
+            // climbs above its root's level after going down.
+            let level = crate::topology::gft::recognize(f).unwrap().height;
+            for t in m.trees.iter().filter(|t| {
+                g.ids()
+                    .filter_map(|s| t.parent[s].map(|p| (s, p)))
+                    .all(|(s, p)| level[p] == level[s] + 1)
+            }) {
+                assert_eq!(level[t.root], level.iter().copied().max().unwrap());
+            }
+            assert!(
+                m.trees.iter().any(|t| g
+                    .ids()
+                    .filter_map(|s| t.parent[s].map(|p| (s, p)))
+                    .all(|(s, p)| level[p] == level[s] + 1)),
+                "{name}: some downward tree taken"
+            );
+        }
+    }
 }
 
 #[test]
@@ -517,7 +589,7 @@ fn groups_spread_over_the_trees() {
             let sl0 = m.per_sl[0].trailing_zeros() as usize;
             let first = TreeRule::Masters(MasterTrees {
                 trees: vec![m.trees[sl0].clone()],
-                per_sl: m.per_sl.map(|t| u8::from(t != 0)),
+                per_sl: m.per_sl.map(|t| u32::from(t != 0)),
             });
             let (alone, _) = channel_sharing(&f, &groups_of(&f, &first, &r, &members));
             eprintln!("  with the first tree alone: at most {alone}");

@@ -37,7 +37,7 @@
 
 use super::flood::for_each_dependency;
 use super::rules::MasterTrees;
-use super::tree::{cut, Tree};
+use super::tree::{attachment, cut, Tree};
 use crate::analysis::credit::{Channel, DependencyGraph};
 use crate::analysis::report::analyze_with_dependencies;
 use crate::deadlock::dynamic_dag::DynamicDag;
@@ -78,18 +78,7 @@ pub fn verified_masters(
     routing: &Routing,
     first: Option<Tree>,
 ) -> Result<MasterTrees, String> {
-    let graph = fabric.graph();
-    let routes = routes(fabric);
-    if routes > MAX_ROUTES {
-        return Err(format!(
-            "{routes} routes are too many to check a multicast tree against at routing time (at most {MAX_ROUTES})"
-        ));
-    }
-    if !graph.is_connected() {
-        return Err("the fabric is in pieces".into());
-    }
-    let (_, unicast) = analyze_with_dependencies(fabric, routing, &|_, _| {});
-    let union = Union::new(unicast).ok_or("unicast alone closes a credit loop")?;
+    let union = unicast_union(fabric, routing)?;
     let candidates = candidates(fabric, first);
     let mut taking = Taking {
         fabric,
@@ -134,6 +123,79 @@ pub fn verified_masters(
     })
 }
 
+/// Unicast's dependencies, ready for trees to be added; or why trees
+/// cannot be checked against them at routing time.
+fn unicast_union<'a>(fabric: &'a Fabric, routing: &'a Routing) -> Result<Union<'a>, String> {
+    let routes = routes(fabric);
+    if routes > MAX_ROUTES {
+        return Err(format!(
+            "{routes} routes are too many to check a multicast tree against at routing time (at most {MAX_ROUTES})"
+        ));
+    }
+    if !fabric.graph().is_connected() {
+        return Err("the fabric is in pieces".into());
+    }
+    let (_, unicast) = analyze_with_dependencies(fabric, routing, &|_, _| {});
+    Union::new(unicast).ok_or_else(|| "unicast alone closes a credit loop".to_string())
+}
+
+/// Most trees of a family (a bit each in `MasterTrees::per_sl`).
+const MAX_FAMILY: usize = 32;
+
+/// A family of trees that need not span the fabric (mlid's trees hung
+/// down from each top switch): each tree is taken on the SL classes where
+/// its whole flood (every end port behind a switch it reaches a member)
+/// keeps unicast plus every flood taken so far free of cycles, SL 0's
+/// class first, every tree tried on every class. A group is cut from one
+/// whose switches hold all its members, so its dependencies are a subset
+/// of the union checked. At most `MAX_FAMILY` trees are tried.
+pub fn verified_family(
+    fabric: &Fabric,
+    routing: &Routing,
+    candidates: &[Tree],
+) -> Result<MasterTrees, String> {
+    let mut union = unicast_union(fabric, routing)?;
+    let everyone = everyone(fabric);
+    let class = sl_classes(routing);
+    let mut reps: Vec<u8> = (0..NUM_SLS as u8)
+        .filter(|&sl| class[sl as usize] == sl)
+        .collect();
+    reps.sort_by_key(|&r| (r != class[0], r));
+    let mut per_sl = [0u32; NUM_SLS];
+    for &rep in &reps {
+        for (i, tree) in candidates.iter().enumerate().take(MAX_FAMILY) {
+            let fits = whole_flood(fabric, routing, tree, &everyone, &[rep])
+                .is_ok_and(|deps| union.try_add(&deps));
+            if fits {
+                for sl in (0..NUM_SLS).filter(|&sl| class[sl] == rep) {
+                    per_sl[sl] |= 1 << i;
+                }
+            }
+        }
+    }
+    let per_sl = apart_from_the_rest(routing, per_sl);
+    let used = per_sl.iter().fold(0u32, |a, &b| a | b);
+    if used == 0 {
+        return Err(format!(
+            "each of {} trees closes a credit loop with this unicast routing on every SL",
+            candidates.len().min(MAX_FAMILY)
+        ));
+    }
+    // Renumbered to the trees taken.
+    let kept: Vec<usize> = (0..candidates.len().min(MAX_FAMILY))
+        .filter(|&i| used & (1 << i) != 0)
+        .collect();
+    Ok(MasterTrees {
+        trees: kept.iter().map(|&i| candidates[i].clone()).collect(),
+        per_sl: per_sl.map(|m| {
+            kept.iter()
+                .enumerate()
+                .filter(|&(_, &i)| m & (1 << i) != 0)
+                .fold(0u32, |a, (bit, _)| a | 1 << bit)
+        }),
+    })
+}
+
 /// Per SL, the lowest SL that maps to the same VL on every hop (its
 /// class): groups of one class make the same dependencies.
 fn sl_classes(routing: &Routing) -> [u8; NUM_SLS] {
@@ -157,7 +219,7 @@ struct Taking<'a> {
     union: Union<'a>,
     /// Candidates (by index) taken, in the order of their bits.
     taken: Vec<usize>,
-    per_sl: [u8; NUM_SLS],
+    per_sl: [u32; NUM_SLS],
 }
 
 impl Taking<'_> {
@@ -204,7 +266,7 @@ impl Taking<'_> {
 /// SL left without any: those SLs' groups get unchecked trees, whose
 /// dependencies must not land on a VL a check covered. Repeated until
 /// stable (an SL dropped joins the unchecked ones).
-fn apart_from_the_rest(routing: &Routing, mut per_sl: [u8; NUM_SLS]) -> [u8; NUM_SLS] {
+pub(super) fn apart_from_the_rest(routing: &Routing, mut per_sl: [u32; NUM_SLS]) -> [u32; NUM_SLS] {
     let tables = routing
         .sl2vl
         .as_ref()
@@ -234,9 +296,16 @@ fn whole_flood(
     everyone: &[PortRef],
     sls: &[u8],
 ) -> Result<Vec<(Channel, Channel)>, String> {
+    // The end ports behind the tree's switches: all of them for a tree
+    // that spans the fabric.
+    let within: Vec<PortRef> = everyone
+        .iter()
+        .copied()
+        .filter(|&m| attachment(fabric, m).is_some_and(|(s, _)| tree.contains(s)))
+        .collect();
     let mut deps = Vec::new();
     for &sl in sls {
-        let whole = cut(fabric, tree, super::MLID_START, sl, everyone)?;
+        let whole = cut(fabric, tree, super::MLID_START, sl, &within)?;
         for_each_dependency(fabric, routing.sl2vl.as_ref(), &whole, &mut |a, b| {
             deps.push((a, b))
         });
