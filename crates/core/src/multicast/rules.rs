@@ -24,7 +24,9 @@
 //!   switch, through one turning switch to the other tops where hosts sit
 //!   on two or more (`fat_tree` gives the argument), for the SLs whose VL
 //!   carries only up*/down* unicast; other mlid routings (paths on virtual
-//!   layers) get checked trees.
+//!   layers) get checked trees: spanning ones where one passes on SL 0,
+//!   else trees hung down from each top switch, which turn only as
+//!   up*/down* unicast does (`fat_tree::downward_candidates`).
 //! - pssp, layered, sfmin, hxdor: master trees checked at routing time
 //!   against the engine's unicast (`verified`), on every SL or, failing
 //!   that, on the SLs where the check passes.
