@@ -317,19 +317,7 @@ pub fn downward_candidates(fabric: &Fabric) -> Result<Vec<Tree>, String> {
 fn bridged(graph: &SwitchGraph, level: &[u32], mut tree: Tree) -> Tree {
     let salt = tree.root.idx() as u16;
     loop {
-        let ups: Vec<(SwitchId, SwitchId)> = graph
-            .ids()
-            .filter(|&s| !tree.contains(s))
-            .filter_map(|s| {
-                let lower: Vec<SwitchId> = graph
-                    .neighbours(s)
-                    .iter()
-                    .copied()
-                    .filter(|&c| tree.contains(c) && level[c] + 1 == level[s])
-                    .collect();
-                (!lower.is_empty()).then(|| (s, lower[spread(salt, s.idx()) % lower.len()]))
-            })
-            .collect();
+        let ups = hangings(graph, level, &tree, salt, Below);
         if ups.is_empty() {
             return tree;
         }
@@ -338,19 +326,7 @@ fn bridged(graph: &SwitchGraph, level: &[u32], mut tree: Tree) -> Tree {
         }
         // Down again from what was added.
         loop {
-            let downs: Vec<(SwitchId, SwitchId)> = graph
-                .ids()
-                .filter(|&s| !tree.contains(s))
-                .filter_map(|s| {
-                    let upper: Vec<SwitchId> = graph
-                        .neighbours(s)
-                        .iter()
-                        .copied()
-                        .filter(|&u| tree.contains(u) && level[u] == level[s] + 1)
-                        .collect();
-                    (!upper.is_empty()).then(|| (s, upper[spread(salt, s.idx()) % upper.len()]))
-                })
-                .collect();
+            let downs = hangings(graph, level, &tree, salt, Above);
             if downs.is_empty() {
                 break;
             }
@@ -359,4 +335,44 @@ fn bridged(graph: &SwitchGraph, level: &[u32], mut tree: Tree) -> Tree {
             }
         }
     }
+}
+
+/// Where a switch outside a tree may hang from one inside it.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    /// A tree switch one height below (the packet turns up there).
+    Below,
+    /// A tree switch one height above.
+    Above,
+}
+use Side::{Above, Below};
+
+/// Every switch outside `tree` with a neighbour in it on `side`, each with
+/// the neighbour it hangs from (spread by `salt` where there are several).
+fn hangings(
+    graph: &SwitchGraph,
+    level: &[u32],
+    tree: &Tree,
+    salt: u16,
+    side: Side,
+) -> Vec<(SwitchId, SwitchId)> {
+    graph
+        .ids()
+        .filter(|&s| !tree.contains(s))
+        .filter_map(|s| {
+            let near: Vec<SwitchId> = graph
+                .neighbours(s)
+                .iter()
+                .copied()
+                .filter(|&n| {
+                    tree.contains(n)
+                        && match side {
+                            Below => level[n] + 1 == level[s],
+                            Above => level[n] == level[s] + 1,
+                        }
+                })
+                .collect();
+            (!near.is_empty()).then(|| (s, near[spread(salt, s.idx()) % near.len()]))
+        })
+        .collect()
 }

@@ -191,14 +191,20 @@ fn assert_routes_everything(f: &Fabric, what: &str) -> crate::analysis::report::
     report
 }
 
-#[test]
-fn pgfts_with_parallel_cables_cut_cables_and_top_hosts_route_up_down() {
-    use crate::gen::pgft::{pgft_with_top_hosts, Pgft};
-    let p3 = Pgft {
+/// PGFT(3; 4,4,3; 1,2,2; 1,2,1): bundles of two between the lower heights,
+/// the tree several tests vary.
+fn pgft_3_443() -> crate::gen::pgft::Pgft {
+    crate::gen::pgft::Pgft {
         down: vec![4, 4, 3],
         up: vec![1, 2, 2],
         parallel: vec![1, 2, 1],
-    };
+    }
+}
+
+#[test]
+fn pgfts_with_parallel_cables_cut_cables_and_top_hosts_route_up_down() {
+    use crate::gen::pgft::{pgft_with_top_hosts, Pgft};
+    let p3 = pgft_3_443();
     let ls = Pgft::leaf_spine(6, 8, 4, 2);
     for (name, p, top_hosts, cut) in [
         ("p3", &p3, 0, 0.0),
@@ -352,11 +358,7 @@ fn switches_above_with_hosts(f: &Fabric, tree: &GenFatTree) -> Vec<SwitchId> {
 /// each shape must give some).
 fn trees_with_hosts_on_two_tops(budget: crate::fabric::VlBudget) -> Vec<(String, Fabric)> {
     use crate::gen::pgft::{pgft_with_top_hosts, Pgft};
-    let p3 = Pgft {
-        down: vec![4, 4, 3],
-        up: vec![1, 2, 2],
-        parallel: vec![1, 2, 1],
-    };
+    let p3 = pgft_3_443();
     let ls = Pgft::leaf_spine(6, 8, 4, 2);
     let ft = Pgft {
         down: vec![2, 2, 4],
@@ -764,12 +766,8 @@ fn chains_root_at_spines_with_hosts_too() {
 fn the_path_selection_never_spreads_worse_than_base_lids() {
     use crate::analysis::ebb::{effective_bisection, effective_bisection_with_progress};
     use crate::gen::field::{aggregation_nodes, directors, Directors};
-    use crate::gen::pgft::{pgft, pgft_with_top_hosts, Pgft};
-    let p3 = Pgft {
-        down: vec![4, 4, 3],
-        up: vec![1, 2, 2],
-        parallel: vec![1, 2, 1],
-    };
+    use crate::gen::pgft::{pgft, pgft_with_top_hosts};
+    let p3 = pgft_3_443();
     let mut cut = fattree(8, 3).unwrap();
     gen::degrade::drop_links(&mut cut, 0.05, 1).unwrap();
     let trees = [
