@@ -236,6 +236,49 @@ fn mlid_trees_survive_a_cable_failure_on_a_fat_tree() {
     );
 }
 
+/// mlid where it places paths on virtual layers (Aggregation Nodes on the
+/// line chips of two directors): host groups take the trees hung down
+/// from the top switches, checked at routing time, and keep them after a
+/// cable fails. (Groups with Aggregation Nodes on chips of both
+/// directors fit no checked tree: docs/multicast.md.)
+#[test]
+fn mlid_trees_hung_down_on_a_director_twin_with_aggregation_nodes() {
+    let net = harness::generate_shuffled(
+        &[
+            "director",
+            "--directors",
+            "2",
+            "--line-chips",
+            "4",
+            "--spine-chips",
+            "2",
+            "--leaves-per-line",
+            "2",
+            "--hosts",
+            "3",
+            "--bundle",
+            "2",
+            "--aggregation-nodes",
+        ],
+        5,
+    );
+    let hosts: Vec<String> = hosts(&net)
+        .into_iter()
+        .filter(|h| !h.contains("Aggregation Node"))
+        .collect();
+    let mut live = Live::start("mcast-mlid-twin", "mlid", net.clone());
+    let groups = random_groups(&hosts, 100, 17);
+    let before = join_and_check(&live.sim, &live.osm, &net, &groups);
+    assert!(
+        unchecked_trees(&live.osm).is_empty(),
+        "{:?}",
+        live.osm.lines_with("multicast")
+    );
+    let (switch, port) = a_cable_away_from_the_sm(&net);
+    live.faults(&[format!("unlink \"{switch}\"[{port}]")]);
+    after_the_failure(&live, &net, groups.len(), &before);
+}
+
 /// A cable from the last leaf of the net file up to a spine: (leaf, port).
 fn last_leaf_uplink(net: &str) -> (String, u8) {
     let fabric = fabric_of(net);
