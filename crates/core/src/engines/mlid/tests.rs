@@ -191,6 +191,19 @@ fn assert_routes_everything(f: &Fabric, what: &str) -> crate::analysis::report::
     report
 }
 
+/// EBB over 300 random bisections (seed 1) with each source's DLID from
+/// the path selection `choice`.
+fn ebb_with_choice(f: &Fabric, r: &Routing, choice: &crate::routing::DlidChoice) -> f64 {
+    crate::analysis::ebb::effective_bisection_with_progress(
+        f,
+        r,
+        300,
+        1,
+        &|s, d| choice.get(s, d).unwrap_or(d),
+        &|_, _| {},
+    )
+}
+
 /// PGFT(3; 4,4,3; 1,2,2; 1,2,1): bundles of two between the lower heights,
 /// the tree several tests vary.
 fn pgft_3_443() -> crate::gen::pgft::Pgft {
@@ -325,20 +338,13 @@ fn damaged_trees_route_on_the_shortest_up_down_paths() {
 /// the path selection does not lose against the base LIDs.
 #[test]
 fn base_lids_alone_spread_like_d_mod_k() {
-    use crate::analysis::ebb::{effective_bisection, effective_bisection_with_progress};
+    use crate::analysis::ebb::effective_bisection;
     let f = tree_fabric(8, 3, 4);
     let r = route(&f, &MlidOptions::default()).unwrap();
     let base = effective_bisection(&f, &r, 300, 1);
     assert!(base >= 0.95 * 0.759, "base-LID EBB {base}");
     let choice = path_selection(&f).unwrap();
-    let chosen = effective_bisection_with_progress(
-        &f,
-        &r,
-        300,
-        1,
-        &|s, d| choice.get(s, d).unwrap_or(d),
-        &|_, _| {},
-    );
+    let chosen = ebb_with_choice(&f, &r, &choice);
     assert!(
         chosen >= 0.95 * 0.759 && chosen >= base,
         "EBB with the choice {chosen}, base {base}"
@@ -764,7 +770,7 @@ fn chains_root_at_spines_with_hosts_too() {
 /// least as well.
 #[test]
 fn the_path_selection_never_spreads_worse_than_base_lids() {
-    use crate::analysis::ebb::{effective_bisection, effective_bisection_with_progress};
+    use crate::analysis::ebb::effective_bisection;
     use crate::gen::field::{aggregation_nodes, directors, Directors};
     use crate::gen::pgft::{pgft, pgft_with_top_hosts};
     let p3 = pgft_3_443();
@@ -827,14 +833,7 @@ fn the_path_selection_never_spreads_worse_than_base_lids() {
             .count();
         assert_eq!(extra > 0, fits, "{what}: {extra} pairs on an extra LID");
         let base = effective_bisection(&f, &r, 300, 1);
-        let chosen = effective_bisection_with_progress(
-            &f,
-            &r,
-            300,
-            1,
-            &|s, d| choice.get(s, d).unwrap_or(d),
-            &|_, _| {},
-        );
+        let chosen = ebb_with_choice(&f, &r, &choice);
         if fits {
             assert!(
                 chosen >= base,
