@@ -181,28 +181,29 @@ impl EngineContext {
         let compute = Instant::now();
         // OpenSM allocates its hop-table rows on first use; doing that
         // beside the routing takes it off the critical path.
-        let (reserved, (outcome, routed)) = osmroute_core::parallel::join(
-            || {
-                let began = Instant::now();
-                let done = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    apply::reserve_hop_rows(&mut switches, &switch_lids)
-                }));
-                (done.is_ok(), Instant::now(), ms(began))
-            },
-            || {
-                (
-                    osmroute_core::pipeline::route(self.registration.info, &settings, &fabric),
-                    Instant::now(),
-                )
-            },
-        );
-        if !reserved.0 {
+        let ((reserved, reserved_at, reserving_ms), (outcome, routed)) =
+            osmroute_core::parallel::join(
+                || {
+                    let began = Instant::now();
+                    let done = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        apply::reserve_hop_rows(&mut switches, &switch_lids)
+                    }));
+                    (done.is_ok(), Instant::now(), ms(began))
+                },
+                || {
+                    (
+                        osmroute_core::pipeline::route(self.registration.info, &settings, &fabric),
+                        Instant::now(),
+                    )
+                },
+            );
+        if !reserved {
             log::warn!(
                 "{name}: reserving hop-table rows failed; they will be allocated while writing"
             );
         }
         // The time the routing then waited for the reservation.
-        let reserve_ms = reserved.1.saturating_duration_since(routed).as_secs_f64() * 1e3;
+        let reserve_ms = reserved_at.saturating_duration_since(routed).as_secs_f64() * 1e3;
         let compute_ms = ms(compute) - reserve_ms;
         let outcome = outcome?;
         if let Some(lmc) = outcome.lmc_request {
@@ -210,8 +211,7 @@ impl EngineContext {
         }
         let timings = format!(
             "snapshot {snapshot_ms:.1} ms, hop-row pages {prefault_ms:.1} ms, compute {compute_ms:.1} ms \
-             (beside {:.1} ms of allocating OpenSM's hop-table rows), then waiting for those {reserve_ms:.1} ms",
-            reserved.2
+             (beside {reserving_ms:.1} ms of allocating OpenSM's hop-table rows), then waiting for those {reserve_ms:.1} ms"
         );
         let pending = Pending {
             fabric,

@@ -303,10 +303,10 @@ pub fn downward_candidates(fabric: &Fabric) -> Result<Vec<Tree>, String> {
             ..hang_below(graph, &level, t, t.idx() as u16)
         })
         .collect();
+    // Only where growing adds switches: otherwise the same tree twice.
     let bridged: Vec<Tree> = down
         .iter()
-        .map(|t| bridged(graph, &level, t.clone()))
-        .filter(|b| Some(b) != down.iter().find(|d| d.root == b.root))
+        .filter_map(|d| Some(bridged(graph, &level, d.clone())).filter(|b| b != d))
         .collect();
     Ok(down.into_iter().chain(bridged).collect())
 }

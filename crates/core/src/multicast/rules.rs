@@ -90,12 +90,11 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
                 .map_err(|e| format!("{why}; {e}")),
         },
         // Up*/down* on the VL of SL 0 (the default and the broadcast
-        // group's): the argument; otherwise (paths on virtual layers)
-        // checked trees.
-        // Where paths are on virtual layers: the spanning candidates of
-        // `verified` where one passes on SL 0 (every group fits them);
-        // else trees hung down from each top switch (and grown from
-        // there to every switch), checked the same way.
+        // group's): the argument. Where paths are on virtual layers:
+        // the spanning candidates of `verified` where one passes on SL 0
+        // (every group fits them); else trees hung down from each top
+        // switch (and grown from there to every switch), checked the
+        // same way.
         "mlid" => match fat_tree_rule(fabric, routing) {
             Ok(levels) if levels.covers(0) => Ok(TreeRule::FatTree(levels)),
             other => {
