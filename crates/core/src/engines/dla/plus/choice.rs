@@ -947,13 +947,29 @@ struct Bounds<'a> {
     towards: &'a [Towards],
     /// Per switch, its CA LIDs in the group.
     count: Vec<u64>,
+    /// Per switch, its peers in the Dragonfly+ (a leaf's spines) that are
+    /// no home of it: their cable to it is gone.
+    lost: Vec<u64>,
     /// Per switch and home (64 slots a switch), the LIDs that took it.
     load: Vec<u32>,
+    /// Per (switch, lost peer), the ghosts' claims on that peer.
+    ghosts: Vec<(SwitchId, SwitchId, u32)>,
     /// Per home switch, the group's LIDs that took it (or a ghost's
     /// claim on it).
     group_load: Vec<u32>,
     /// The group's LIDs over its spines, rounded up.
     group_cap: u32,
+}
+
+/// Which share of a switch's LIDs a home may take (`Bounds::cap_of`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Share {
+    /// As if the switch's lost peers still had their cable (one each):
+    /// the share every home had before they were lost, so that a lost
+    /// cable leaves the other LIDs' homes where they were.
+    AsIntact,
+    /// Over the homes there are: for the LIDs that lost their home.
+    Now,
 }
 
 /// `x` rounded up, forgiving float noise below an integer.
@@ -966,24 +982,59 @@ impl Bounds<'_> {
         self.towards[t.idx()].known()
     }
 
-    /// Home `k` of switch `t`'s share of `t`'s LIDs, by its cables.
-    fn here_cap(&self, t: SwitchId, k: usize) -> u32 {
-        let known = self.known(t);
-        let total: u64 = known.iter().map(|h| h.1).sum();
-        ceil_cap(self.count[t.idx()] as f64 * known[k].1 as f64 / total as f64)
+    /// The share of `t`'s LIDs of a home with `cables` to it.
+    fn cap_of(&self, t: SwitchId, cables: u64, share: Share) -> u32 {
+        let mut total: u64 = self.known(t).iter().map(|h| h.1).sum();
+        if share == Share::AsIntact {
+            total += self.lost[t.idx()];
+        }
+        ceil_cap(self.count[t.idx()] as f64 * cables as f64 / total.max(1) as f64)
     }
 
-    fn open_here(&self, t: SwitchId, k: usize) -> bool {
-        self.load[t.idx() * 64 + k] < self.here_cap(t, k)
+    /// The switch home `home` of `t`'s LIDs is.
+    fn switch(&self, t: SwitchId, home: Home) -> SwitchId {
+        match home {
+            Home::Real(k) => self.known(t)[k].0,
+            Home::Lost(h) => h,
+        }
+    }
+
+    /// Whether `home` has had less than its share of `t`'s LIDs. A lost
+    /// peer's share is that of one cable, as it had.
+    fn open_here(&self, t: SwitchId, home: Home, share: Share) -> bool {
+        match home {
+            Home::Real(k) => {
+                self.load[t.idx() * 64 + k] < self.cap_of(t, self.known(t)[k].1, share)
+            }
+            Home::Lost(h) => self.lost_load(t, h) < self.cap_of(t, 1, Share::AsIntact),
+        }
+    }
+
+    fn lost_load(&self, t: SwitchId, h: SwitchId) -> u32 {
+        self.ghosts
+            .iter()
+            .find(|g| (g.0, g.1) == (t, h))
+            .map_or(0, |g| g.2)
     }
 
     fn open_group(&self, h: SwitchId) -> bool {
         self.group_load[h.idx()] < self.group_cap
     }
 
-    fn take(&mut self, t: SwitchId, k: usize) {
-        self.load[t.idx() * 64 + k] += 1;
-        let h = self.known(t)[k].0;
+    /// Whether `home` is open both at `t` and in the group.
+    fn open(&self, t: SwitchId, home: Home, share: Share) -> bool {
+        self.open_here(t, home, share) && self.open_group(self.switch(t, home))
+    }
+
+    fn take(&mut self, t: SwitchId, home: Home) {
+        match home {
+            Home::Real(k) => self.load[t.idx() * 64 + k] += 1,
+            Home::Lost(h) => match self.ghosts.iter_mut().find(|g| (g.0, g.1) == (t, h)) {
+                Some(g) => g.2 += 1,
+                None => self.ghosts.push((t, h, 1)),
+            },
+        }
+        let h = self.switch(t, home);
         self.group_load[h.idx()] += 1;
     }
 
@@ -991,8 +1042,10 @@ impl Bounds<'_> {
     fn clear(&mut self, lids: &[(Lid, SwitchId)]) {
         for &(_, t) in lids {
             self.count[t.idx()] = 0;
+            self.lost[t.idx()] = 0;
             self.load[t.idx() * 64..(t.idx() + 1) * 64].fill(0);
         }
+        self.ghosts.clear();
         self.group_load.fill(0);
     }
 }
@@ -1020,13 +1073,18 @@ fn assign_homes(
     let mut bounds = Bounds {
         towards,
         count: vec![0; n],
+        lost: vec![0; n],
         load: vec![0; n * 64],
+        ghosts: Vec::new(),
         group_load: vec![0; n],
         group_cap: 0,
     };
     for (g, group) in lids.groups.iter().enumerate() {
         let kind: Vec<(Lid, SwitchId)> = group.hosts.with_switches().collect();
         for &(_, t) in &kind {
+            if bounds.count[t.idx()] == 0 {
+                bounds.lost[t.idx()] = lost_peers(roles, bounds.known(t), t).count() as u64;
+            }
             bounds.count[t.idx()] += 1;
         }
         let spines = roles.plus.spines[g].len().max(1) as f64;
@@ -1042,97 +1100,116 @@ fn assign_homes(
     home
 }
 
+/// A home of a switch's LIDs: one of its `Towards::known`, or a peer the
+/// Dragonfly+ would make one (a leaf's spine) whose cable is gone.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Home {
+    Real(usize),
+    Lost(SwitchId),
+}
+
 /// The homes (indices into their switch's `Towards::known`) of one
-/// group's CA LIDs `kind`, in two rounds, so that a lost home moves
-/// little beyond its own LIDs: first every LID claims its best-scored
-/// home, the strongest claims (lowest scores) served first within both
-/// bounds; a LID whose best would be a switch the Dragonfly+ makes a home
-/// (a leaf's spine, a spine's leaf) that lost its cable keeps its claim on
-/// that one's group bound, as a ghost, so that no other LID takes its
-/// place and moves. Then the rest, those that lost their best home last,
-/// take their best-scored home still open.
+/// group's CA LIDs `kind`, so that a lost home moves little beyond its
+/// own LIDs. First the homes as if every lost cable were there (each
+/// lost peer of a switch a home with one cable, `lost_peers`), in two
+/// rounds: every LID claims its best-scored home, the strongest claims
+/// (lowest scores) served first within both bounds; then the rest, in
+/// LID order, take their best-scored home still open. A LID that this
+/// gives a lost peer keeps its claim there (as a *ghost*: no other LID
+/// takes its place and moves), and at the end takes its best-scored
+/// home still open over the homes there are (`Share::Now`). So the LIDs
+/// whose home did not lose its cable keep it: they make the same claims
+/// in the same order as before the cable was lost. (Before, the shares
+/// counted the homes there were, up to a sixth more for a leaf of six
+/// spines, every LID whose best was a lost spine held a place there,
+/// and those homed there in the second round went last: other LIDs lost
+/// their homes in cascade, three to seven per lost leaf–spine cable on
+/// the 4-group unit-test shape.)
 fn homes_in_group(
     roles: &Roles,
     keys: &[u64],
     kind: &[(Lid, SwitchId)],
     bounds: &mut Bounds,
 ) -> Vec<Option<usize>> {
-    let rank = |u: f64, w: u64| neg_log2(u) / w as f64;
-    // Each LID's homes, best-scored first.
-    let ranked: Vec<Vec<(f64, usize)>> = kind
+    let rank = |lid: Lid, h: SwitchId, w: u64| neg_log2(unit(lid, keys[h.idx()])) / w as f64;
+    // Each LID's homes, lost ones too, best-scored first.
+    let ranked: Vec<Vec<(f64, Home)>> = kind
         .iter()
         .map(|&(lid, t)| {
-            let mut r: Vec<(f64, usize)> = bounds
-                .known(t)
+            let known = bounds.known(t);
+            let mut r: Vec<(f64, Home)> = known
                 .iter()
                 .enumerate()
-                .map(|(k, &(h, w))| (rank(unit(lid, keys[h.idx()]), w), k))
+                .map(|(k, &(h, w))| (rank(lid, h, w), Home::Real(k)))
+                .chain(lost_peers(roles, known, t).map(|h| (rank(lid, h, 1), Home::Lost(h))))
                 .collect();
             r.sort_by(|a, b| a.0.total_cmp(&b.0));
             r
         })
         .collect();
-    let ghost: Vec<Option<(f64, SwitchId)>> = kind
-        .iter()
-        .zip(&ranked)
-        .map(|(&(lid, t), r)| lost_best(roles, keys, bounds.known(t), lid, t, r))
-        .collect();
-    let claim = |i: usize| {
-        ghost[i].map_or_else(|| ranked[i].first().map_or(f64::INFINITY, |r| r.0), |g| g.0)
-    };
-    let mut first: Vec<usize> = (0..kind.len())
-        .filter(|&i| ghost[i].is_some() || !ranked[i].is_empty())
-        .collect();
-    first.sort_by(|&a, &b| claim(a).total_cmp(&claim(b)));
-    let mut chosen: Vec<Option<usize>> = vec![None; kind.len()];
+    let mut first: Vec<usize> = (0..kind.len()).filter(|&i| !ranked[i].is_empty()).collect();
+    first.sort_by(|&a, &b| ranked[a][0].0.total_cmp(&ranked[b][0].0));
+    let mut chosen: Vec<Option<Home>> = vec![None; kind.len()];
     for i in first {
-        if let Some((_, h)) = ghost[i] {
-            if bounds.open_group(h) {
-                bounds.group_load[h.idx()] += 1;
-            }
-            continue;
-        }
-        let (t, k) = (kind[i].1, ranked[i][0].1);
-        if bounds.open_here(t, k) && bounds.open_group(bounds.known(t)[k].0) {
-            bounds.take(t, k);
-            chosen[i] = Some(k);
+        let (t, home) = (kind[i].1, ranked[i][0].1);
+        if bounds.open(t, home, Share::AsIntact) {
+            bounds.take(t, home);
+            chosen[i] = Some(home);
         }
     }
-    // The second round: the rest, those that lost their best home last,
-    // so that they take what is left and push nobody on.
-    let (kept, moved): (Vec<usize>, Vec<usize>) =
-        (0..kind.len()).partition(|&i| ghost[i].is_none());
-    for i in kept.into_iter().chain(moved) {
+    // The second round: the rest take what is left.
+    for i in 0..kind.len() {
         if chosen[i].is_some() || ranked[i].is_empty() {
             continue;
         }
         let t = kind[i].1;
-        let open_group = |k: usize| bounds.open_group(bounds.known(t)[k].0);
-        let k = ranked[i]
+        let home = ranked[i]
             .iter()
-            .find(|r| bounds.open_here(t, r.1) && open_group(r.1))
-            .or_else(|| ranked[i].iter().find(|r| bounds.open_here(t, r.1)))
+            .find(|r| bounds.open(t, r.1, Share::AsIntact))
+            .or_else(|| {
+                ranked[i]
+                    .iter()
+                    .find(|r| bounds.open_here(t, r.1, Share::AsIntact))
+            })
             .unwrap_or(&ranked[i][0])
             .1;
-        bounds.take(t, k);
-        chosen[i] = Some(k);
+        bounds.take(t, home);
+        chosen[i] = Some(home);
+    }
+    // Last, those given a lost peer, over the homes there are, so that
+    // they push nobody on.
+    for i in 0..kind.len() {
+        if !matches!(chosen[i], Some(Home::Lost(_))) {
+            continue;
+        }
+        let t = kind[i].1;
+        let real = || ranked[i].iter().filter(|r| matches!(r.1, Home::Real(_)));
+        chosen[i] = real()
+            .find(|r| bounds.open(t, r.1, Share::Now))
+            .or_else(|| real().find(|r| bounds.open_here(t, r.1, Share::Now)))
+            .or_else(|| real().next())
+            .map(|r| r.1);
+        if let Some(home) = chosen[i] {
+            bounds.take(t, home);
+        }
     }
     chosen
+        .into_iter()
+        .map(|home| match home {
+            Some(Home::Real(k)) => Some(k),
+            _ => None,
+        })
+        .collect()
 }
 
-/// A ghost: the best-scored of the switches the Dragonfly+ would make a
-/// home of `lid` at `t` (a leaf's spines, a spine's leaves) where that one
-/// lost its cable and scores better than every home (`ranked`, best
-/// first).
-fn lost_best(
-    roles: &Roles,
-    keys: &[u64],
-    known: &[(SwitchId, u64)],
-    lid: Lid,
+/// The switches the Dragonfly+ would make homes of `t`'s LIDs (a leaf's
+/// spines, a spine's leaves) that are none (`known`): their cable to `t`
+/// is gone.
+fn lost_peers<'r>(
+    roles: &'r Roles,
+    known: &'r [(SwitchId, u64)],
     t: SwitchId,
-    ranked: &[(f64, usize)],
-) -> Option<(f64, SwitchId)> {
-    let best = ranked.first().map_or(f64::INFINITY, |r| r.0);
+) -> impl Iterator<Item = SwitchId> + 'r {
     let plus = roles.plus;
     let g = plus.group_of[t.idx()];
     let peers = if plus.is_leaf[t.idx()] {
@@ -1142,10 +1219,8 @@ fn lost_best(
     };
     peers
         .iter()
-        .filter(|&&h| !known.iter().any(|k| k.0 == h))
-        .map(|&h| (neg_log2(unit(lid, keys[h.idx()])), h))
-        .filter(|&(score, _)| score < best)
-        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .copied()
+        .filter(move |&h| !known.iter().any(|k| k.0 == h))
 }
 
 /// Switch `at.s`'s entries for the LIDs it delivers and for those whose

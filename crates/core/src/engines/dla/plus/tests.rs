@@ -290,44 +290,107 @@ fn the_lanes_are_what_keeps_detours_loop_free() {
     assert!(loops > 0);
 }
 
-/// Fails, one at a time, the `nths` global and leaf–spine cables of `f`
-/// (each where the rest stays connected): every time, the entries that
-/// change are at most twice those whose routes crossed the cable, and the
-/// new tables deliver every route without a credit loop.
-fn each_failure_moves_at_most_twice_what_crossed_it(f: &Fabric, nths: &[usize]) {
+/// Fails, one at a time, every global and leaf–spine cable of `f` (each
+/// where the rest stays connected) and asserts that the new tables
+/// deliver every route without a credit loop. Returns the number of
+/// cables failed and those whose failure changed more than twice the
+/// entries whose routes crossed the cable.
+fn failures_over_the_bound(f: &Fabric, what: &str) -> (usize, Vec<String>) {
     let before = route(f, &DlaOptions::default()).unwrap();
     let plus = crate::topology::dragonfly_plus::recognise(f.graph()).unwrap();
     let g = f.graph();
-    for want_global in [true, false] {
-        for &nth in nths {
-            let (s, cable) = g
-                .ids()
-                .flat_map(|s| g.cables(s).iter().map(move |c| (s, *c)))
-                .filter(|&(s, c)| plus.is_global(s, c.to) == want_global)
-                .nth(nth)
-                .unwrap();
-            let broken = without_cable(f, s, cable.port);
+    let (mut failed, mut over) = (0, Vec::new());
+    for s in g.ids() {
+        // Each cable once, from its end with the lower (switch, port).
+        for c in g
+            .cables(s)
+            .iter()
+            .filter(|c| (s, c.port) < (c.to, c.far_port))
+        {
+            let broken = without_cable(f, s, c.port);
             if !broken.graph().is_connected() {
                 continue;
             }
+            failed += 1;
             let after = route(&broken, &DlaOptions::default()).unwrap();
             let churn = crate::analysis::churn::churn((f, &before.lfts), (&broken, &after.lfts));
             assert_eq!(churn.cables_lost, 1);
-            assert!(churn.crossed > 0);
-            assert!(
-                churn.changed <= 2 * churn.crossed,
-                "global {want_global}, cable {nth}: {churn:?}"
-            );
+            assert!(churn.crossed > 0, "{what}: {s} port {}", c.port);
+            if churn.changed > 2 * churn.crossed {
+                let kind = if plus.is_global(s, c.to) {
+                    "global"
+                } else {
+                    "leaf-spine"
+                };
+                over.push(format!(
+                    "{kind} {s} port {}: {} changed, {} crossed",
+                    c.port, churn.changed, churn.crossed
+                ));
+            }
             let report = analyze(&broken, &after);
-            assert!(report.delivered() && report.credit_loop.is_none());
+            assert!(
+                report.delivered() && report.credit_loop.is_none(),
+                "{what}: without {s} port {}",
+                c.port
+            );
         }
     }
+    (failed, over)
 }
 
+/// `failures_over_the_bound`, none over it; the cables failed.
+fn every_failure_moves_at_most_twice_what_crossed_it(f: &Fabric, what: &str) -> usize {
+    let (failed, over) = failures_over_the_bound(f, what);
+    assert!(
+        over.is_empty(),
+        "{what}: {} of {failed} failures move more than twice what crossed them: {over:#?}",
+        over.len()
+    );
+    failed
+}
+
+/// A Dragonfly+ whose leaf `leaf` of group `group` has no hosts.
+fn with_a_hostless_leaf(params: &Params, group: usize, leaf: usize, seed: u64) -> Fabric {
+    let b = gen::dragonfly_plus::dragonfly_plus(params).unwrap();
+    let prefix = format!("dfp-g{group}-l{leaf}-h");
+    let gone: Vec<bool> = b
+        .nodes()
+        .iter()
+        .map(|n| n.desc.starts_with(&prefix))
+        .collect();
+    build(degrade::without_nodes(&b, &gone).unwrap(), seed)
+}
+
+/// Every cable of intact shapes: the 4-group one of 6 spines with 4
+/// global ports (8 cables per pair of groups, two parallel cables
+/// between some spines), the 9-group one (one cable per pair), a small
+/// one with Aggregation Nodes, and the 4-group one with a leaf without
+/// hosts. Before homes kept their shares as if lost cables were there
+/// (`choice::homes_in_group`), 23 of the 4-group shape's 144 leaf–spine
+/// cables moved more than twice what crossed them (seed 5; the worst 248
+/// entries against 72).
 #[test]
-fn one_failed_cable_moves_at_most_twice_what_crossed_it() {
-    let f = intact(&Params::new(6, 6, 4, 4, 4), 5);
-    each_failure_moves_at_most_twice_what_crossed_it(&f, &[0, 5, 11]);
+fn every_failed_cable_moves_at_most_twice_what_crossed_it() {
+    let an = Params {
+        aggregation_nodes: true,
+        ..Params::new(5, 3, 3, 4, 4)
+    };
+    let mut failed = 0;
+    for (what, f) in [
+        ("6,6,4,4,4 seed 1", intact(&Params::new(6, 6, 4, 4, 4), 1)),
+        ("6,6,4,4,4 seed 5", intact(&Params::new(6, 6, 4, 4, 4), 5)),
+        ("4,4,4,2,9 seed 1", intact(&Params::new(4, 4, 4, 2, 9), 1)),
+        ("5,3,3,4,4 with Aggregation Nodes", intact(&an, 7)),
+        (
+            "6,6,4,4,4 with a hostless leaf",
+            with_a_hostless_leaf(&Params::new(6, 6, 4, 4, 4), 1, 2, 3),
+        ),
+    ] {
+        failed += every_failure_moves_at_most_twice_what_crossed_it(&f, what);
+    }
+    // Every cable of every shape but the bridges (none here).
+    // Every cable of every shape (none is a bridge).
+    assert_eq!(failed, 192 + 192 + 180 + 84 + 192);
 }
 
 /// The same on fabrics already damaged, where detours are balanced by
@@ -339,10 +402,10 @@ fn a_further_failure_on_a_damaged_fabric_moves_at_most_twice_what_crossed_it() {
     for (params, seed) in [
         (Params::new(4, 4, 4, 2, 9), 1),
         (Params::new(4, 4, 4, 2, 9), 2),
-        (Params::new(6, 6, 4, 4, 4), 1),
     ] {
         let f = damaged(&params, damage, seed);
-        each_failure_moves_at_most_twice_what_crossed_it(&f, &[0, 3, 5, 8, 11]);
+        let what = format!("{params:?} damaged, seed {seed}");
+        every_failure_moves_at_most_twice_what_crossed_it(&f, &what);
     }
 }
 
