@@ -400,8 +400,9 @@ fn every_failed_cable_moves_at_most_twice_what_crossed_it() {
 fn a_further_failure_on_a_damaged_fabric_moves_at_most_twice_what_crossed_it() {
     let damage = (0.05, 0.10, 0.05);
     for (params, seed) in [
-        (Params::new(4, 4, 4, 2, 9), 1),
         (Params::new(4, 4, 4, 2, 9), 2),
+        (Params::new(6, 6, 4, 4, 4), 1),
+        (Params::new(6, 6, 4, 4, 4), 2),
     ] {
         let f = damaged(&params, damage, seed);
         let what = format!("{params:?} damaged, seed {seed}");
