@@ -285,6 +285,10 @@ fn mlid_gives_the_broadcast_group_of_every_ca_a_checked_tree_on_director_twins()
             vec![1, 2],
             "{name}: unicast on SLs 1.."
         );
+        assert!(
+            !turns_up_at_a_leaf_on_vl0(&f, &r),
+            "{name}: VL 0 for trees alone"
+        );
         let rule = rule_for("mlid", &f, &r).unwrap();
         assert_eq!(
             rule.covered_sls().len(),
@@ -330,6 +334,10 @@ fn mlid_gives_the_broadcast_group_of_every_ca_a_checked_tree_on_director_twins()
             r.path_sl.sls_used().contains(&0),
             "{name}: unicast layer 0 on SL 0"
         );
+        assert!(
+            turns_up_at_a_leaf_on_vl0(&f, &r),
+            "{name}: why no tree joining both directors fits beside unicast layer 0"
+        );
         let rule = rule_for("mlid", &f, &r).unwrap();
         assert!(rule.covers(0), "{name}: {:?}", rule.covered_sls());
         assert!(
@@ -337,6 +345,24 @@ fn mlid_gives_the_broadcast_group_of_every_ca_a_checked_tree_on_director_twins()
             "{name}: a checked tree for the broadcast group beside unicast layer 0"
         );
     }
+}
+
+/// Whether unicast on VL 0 turns from down to up at a leaf (from a line
+/// chip of one director into one of the other, the only switches above a
+/// leaf): a tree joining both directors turns there both ways, and one
+/// such unicast turn at the leaf it crosses closes a cycle with it.
+fn turns_up_at_a_leaf_on_vl0(f: &Fabric, r: &Routing) -> bool {
+    use crate::fabric::Peer;
+    let level = crate::topology::gft::recognize(f).unwrap().height;
+    let g = f.graph();
+    let (_, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
+    let turns = unicast.edge_ids().any(|(a, b)| {
+        let (from, _) = g.channel_port(a as usize / 16);
+        let (at, out) = g.channel_port(b as usize / 16);
+        let up = matches!(g.peer(at, out), Some(Peer::Switch { switch, .. }) if level[switch] > level[at]);
+        a % 16 == 0 && level[at] == 0 && level[from] > 0 && up
+    });
+    turns
 }
 
 /// The director twins where mlid places paths on virtual layers
