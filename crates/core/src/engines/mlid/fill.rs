@@ -1,12 +1,12 @@
 //! The LFT fill: every LID of every end port, on every switch.
 
-use super::balance::Balance;
+use super::balance::{all_candidates, Balance, Candidates};
 use super::vl1::{vl1_tables, VL1_SL};
 use super::{LmcPlan, MlidOptions, NAME};
 use crate::deadlock::virtual_layers::make_deadlock_free;
 use crate::error::Error;
-use crate::fabric::{Cable, Fabric, Lid, PortNum, SwitchId};
-use crate::routing::{Lft, PathSl, Routing, SwitchSls};
+use crate::fabric::{Bfs, Cable, Fabric, Lid, PortNum, SwitchId};
+use crate::routing::{Lft, PathSl, Routing, SwitchSls, NO_PATH};
 use crate::topology::gft::GenFatTree;
 
 /// Per host port (base LID): the place of its base LID's root among the
@@ -118,9 +118,8 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
     let second_vl = fabric.vl_budget().usable() >= 2;
     let mut sls: Option<SwitchSls> = None;
     let mut dist = UpDownDistances::new(graph.switch_count());
-    let mut plans = vec![Plan::default(); graph.switch_count()];
+    let mut steps = Steps::default();
     let mut balance = Balance::new(fabric, tree);
-    let mut order: Vec<SwitchId> = Vec::with_capacity(graph.switch_count());
     // Per switch: the sources whose packets to the current LID pass it.
     let mut flow = vec![0u32; graph.switch_count()];
     let hosts: Vec<u32> = graph.ids().map(|s| graph.hosts(s)).collect();
@@ -130,62 +129,70 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
         if at_switch[t.idx()].is_empty() {
             continue;
         }
-        dist.compute(tree, t, second_vl);
-        for s in graph.ids() {
-            dist.plan(fabric, tree, (s, t), &mut plans[s.idx()]);
-        }
-        // Farthest from `t` first: every up*/down* hop brings a packet
-        // one step nearer, so a switch is visited after every switch
-        // that forwards to it and knows how many sources pass it. Those
-        // without an up*/down* path (their packets' own) come first.
-        order.clear();
-        order.extend(graph.ids());
-        order.sort_by_key(|s| {
-            let best = dist.best[s.idx()];
-            (best < FAR, std::cmp::Reverse(best))
-        });
+        dist.compute(fabric, tree, t, second_vl);
+        steps.lay(fabric, tree, &dist);
+        let serial = t.idx() as u32;
         for d in &at_switch[t.idx()] {
             routed += 1;
             let to_switch = d.deliver.is_management();
+            if !to_switch {
+                detoured.extend(steps.shortest_with_hosts.iter().map(|&s| (s, t)));
+            }
             for (o, lid) in (0..d.count as usize).zip(d.lids()) {
                 // Switch LIDs carry management traffic only: routed the
                 // same way, not counted.
-                let lids: Vec<Lid> = d.lids().collect();
-                balance.start_lid(tree, &dist.down, (t, o, &lids[..o]), !to_switch);
+                balance.start_lid(tree, &dist.down, (t, o), !to_switch);
                 if o == 0 && !to_switch {
                     base_places.push((d.base, balance.base_place()));
                 }
                 flow.copy_from_slice(&hosts);
-                for &s in &order {
-                    let plan = &plans[s.idx()];
+                // The port's earlier LIDs, in every table.
+                let earlier = d.base.idx()..d.base.idx() + o;
+                for step in &steps.list {
+                    let s = step.s;
                     let out = if s == t {
                         d.deliver
-                    } else {
-                        balance.pick(
-                            &lfts,
-                            s,
-                            (plan.cables_for(to_switch), plan.way, plan.all_up),
-                            flow[s.idx()],
-                        )
-                    };
-                    if s != t {
-                        if let Some(next) = graph.switch_behind(s, out) {
-                            flow[next.idx()] += flow[s.idx()];
+                    } else if let Some((port, next)) = step.only[usize::from(to_switch)] {
+                        // One candidate: the chain, where it passes, takes
+                        // it too (every cable down to a chain's switch is a
+                        // candidate of the switch above).
+                        let here = flow[s.idx()];
+                        if here > 0 {
+                            balance.pass(s, port, here);
+                            flow[next.idx()] += here;
                         }
-                    }
-                    let hosted = graph.hosts(s) > 0;
-                    if o == 0 && plan.shortest && !to_switch && hosted {
-                        detoured.push((s, t));
-                    }
-                    // Only hosts' packets take SL 1: a switch without
-                    // hosts passes VL 1 packets on, its own management
-                    // packets need no data VL.
-                    if plan.descends_on_vl1 && !to_switch && hosted {
-                        sls.get_or_insert_with(|| SwitchSls::new(fabric))
-                            .set(s, lid, VL1_SL);
-                        on_vl1 += usize::from(o == 0);
-                    }
+                        port
+                    } else {
+                        let (cables, candidates) = steps.candidates(step, to_switch, serial);
+                        let row = lfts[s.idx()].as_bytes();
+                        let earlier = row.get(earlier.clone()).unwrap_or(&[]);
+                        let here = flow[s.idx()];
+                        match balance.pick(
+                            earlier,
+                            s,
+                            (cables, candidates, step.way, step.all_up),
+                            here,
+                        ) {
+                            Some((port, next)) => {
+                                flow[next.idx()] += here;
+                                port
+                            }
+                            None => NO_PATH,
+                        }
+                    };
                     lfts[s.idx()].set(lid, out);
+                }
+                // Only hosts' packets take SL 1: a switch without hosts
+                // passes VL 1 packets on, its own management packets need
+                // no data VL.
+                if !to_switch && !steps.descending_with_hosts.is_empty() {
+                    let sls = sls.get_or_insert_with(|| SwitchSls::new(fabric));
+                    for &s in &steps.descending_with_hosts {
+                        sls.set(s, lid, VL1_SL);
+                    }
+                    if o == 0 {
+                        on_vl1 += steps.descending_with_hosts.len();
+                    }
                 }
             }
         }
@@ -201,6 +208,131 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
             roots: balance.roots(),
             by_rank: balance.by_rank(),
         },
+    }
+}
+
+/// Every switch's way towards one destination switch, in the order the
+/// fill visits them: farthest from it first, so that a switch is visited
+/// after every switch that forwards to it and knows how many sources pass
+/// it (every up*/down* hop brings a packet one step nearer); those
+/// without an up*/down* path (their packets' own) come first. Laid once
+/// per destination switch, for all its LIDs.
+#[derive(Default)]
+struct Steps {
+    list: Vec<Step>,
+    /// The candidate cables of every step.
+    cables: Vec<Cable>,
+    /// Switches with hosts and without an up*/down* path or a descent to
+    /// one (shortest paths), and those that descend on VL 1.
+    shortest_with_hosts: Vec<SwitchId>,
+    descending_with_hosts: Vec<SwitchId>,
+    plan: Plan,
+    order: Vec<SwitchId>,
+    counts: Vec<usize>,
+}
+
+/// One switch's way towards the destination switch (see `Plan`).
+struct Step {
+    s: SwitchId,
+    way: Way,
+    all_up: bool,
+    /// Ranges of `Steps::cables`: the candidates for host LIDs and for
+    /// switch LIDs.
+    for_hosts: (u32, u32),
+    for_switches: (u32, u32),
+    /// For host and switch LIDs: the port and the switch behind it where
+    /// there is just one candidate.
+    only: [Option<(PortNum, SwitchId)>; 2],
+}
+
+impl Steps {
+    #[inline(never)]
+    fn lay(&mut self, fabric: &Fabric, tree: &GenFatTree, dist: &UpDownDistances) {
+        let graph = fabric.graph();
+        self.sort(graph.switch_count(), &dist.best);
+        self.list.clear();
+        self.cables.clear();
+        self.shortest_with_hosts.clear();
+        self.descending_with_hosts.clear();
+        for &s in &self.order {
+            let plan = &mut self.plan;
+            dist.plan(fabric, tree, s, plan);
+            let start = self.cables.len() as u32;
+            self.cables.extend_from_slice(&plan.cables);
+            let for_hosts = (start, self.cables.len() as u32);
+            let for_switches = if plan.descends_on_vl1 {
+                let start = self.cables.len() as u32;
+                self.cables.extend_from_slice(&plan.switch_lid_cables);
+                (start, self.cables.len() as u32)
+            } else {
+                for_hosts
+            };
+            let only = |(a, b): (u32, u32)| match &self.cables[a as usize..b as usize] {
+                [c] => Some((c.port, c.to)),
+                _ => None,
+            };
+            self.list.push(Step {
+                s,
+                way: plan.way,
+                all_up: plan.all_up,
+                for_hosts,
+                for_switches,
+                only: [only(for_hosts), only(for_switches)],
+            });
+            if graph.hosts(s) > 0 {
+                if plan.shortest {
+                    self.shortest_with_hosts.push(s);
+                }
+                if plan.descends_on_vl1 {
+                    self.descending_with_hosts.push(s);
+                }
+            }
+        }
+    }
+
+    /// Switch ids ordered by `(best < FAR, Reverse(best))`, ids ascending
+    /// among equals (a counting sort: distances are small).
+    fn sort(&mut self, n: usize, best: &[u32]) {
+        let key = |s: usize| {
+            if best[s] >= FAR {
+                0
+            } else {
+                n + 1 - best[s].min(n as u32) as usize
+            }
+        };
+        self.counts.clear();
+        self.counts.resize(n + 2, 0);
+        for s in 0..n {
+            self.counts[key(s)] += 1;
+        }
+        let mut at = 0;
+        for c in self.counts.iter_mut() {
+            let here = *c;
+            *c = at;
+            at += here;
+        }
+        self.order.clear();
+        self.order.resize(n, SwitchId::default());
+        for s in 0..n {
+            let k = key(s);
+            self.order[self.counts[k]] = SwitchId::new(s);
+            self.counts[k] += 1;
+        }
+    }
+
+    /// A step's candidate cables for a host or switch LID, and their name
+    /// for the balancing's memory (`serial`: the destination switch's).
+    fn candidates(&self, step: &Step, to_switch: bool, serial: u32) -> (&[Cable], Candidates) {
+        let for_switches = to_switch && step.for_switches != step.for_hosts;
+        let (a, b) = if for_switches {
+            step.for_switches
+        } else {
+            step.for_hosts
+        };
+        (
+            &self.cables[a as usize..b as usize],
+            all_candidates(serial, for_switches),
+        )
     }
 }
 
@@ -321,6 +453,12 @@ struct UpDownDistances {
     /// there is none, for the rest, and without a second VL).
     turn: Vec<u32>,
     queue: std::collections::VecDeque<SwitchId>,
+    /// Hops from `t` on any cables, searched only when some switch has no
+    /// up*/down* path to it (their shortest paths): one search per such
+    /// destination instead of the fabric's all-pairs table (2.6 million
+    /// entries on the 36-port three-level tree, mostly never read).
+    from_t: Bfs,
+    searched: bool,
 }
 
 pub(super) const FAR: u32 = u32::MAX / 2;
@@ -333,10 +471,13 @@ impl UpDownDistances {
             climbs: vec![false; n],
             turn: vec![FAR; n],
             queue: Default::default(),
+            from_t: Bfs::new(n),
+            searched: false,
         }
     }
 
-    fn compute(&mut self, tree: &GenFatTree, t: SwitchId, second_vl: bool) {
+    #[inline(never)]
+    fn compute(&mut self, fabric: &Fabric, tree: &GenFatTree, t: SwitchId, second_vl: bool) {
         self.down.fill(FAR);
         self.down[t.idx()] = 0;
         self.queue.push_back(t);
@@ -387,17 +528,25 @@ impl UpDownDistances {
                     .min(FAR)
             };
         }
+        self.searched = self.best.iter().any(|&b| b >= FAR);
+        if self.searched {
+            self.from_t.run(fabric.graph(), t);
+        }
     }
 
-    /// How `s` forwards towards switch `t`, whatever the LID: the
+    /// Hops from `s` to the destination switch on any cables (`FAR` where
+    /// there is no way, or no search was needed).
+    fn hops(&self, s: SwitchId) -> u32 {
+        if self.searched && self.from_t.reached(s) {
+            self.from_t.dist(s)
+        } else {
+            FAR
+        }
+    }
+
+    /// How `s` forwards towards the destination switch, whatever the LID: the
     /// candidate cables; the balancing picks one per LID.
-    fn plan(
-        &self,
-        fabric: &Fabric,
-        tree: &GenFatTree,
-        (s, t): (SwitchId, SwitchId),
-        plan: &mut Plan,
-    ) {
+    fn plan(&self, fabric: &Fabric, tree: &GenFatTree, s: SwitchId, plan: &mut Plan) {
         let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
         plan.cables.clear();
         plan.switch_lid_cables.clear();
@@ -405,11 +554,11 @@ impl UpDownDistances {
             (Way::Other, false, false, false);
         if best >= FAR {
             let g = fabric.graph();
-            let d = u32::from(g.dist(s, t));
+            let d = self.hops(s);
             let shortest = g
                 .cables(s)
                 .iter()
-                .filter(|c| u32::from(g.dist(c.to, t)) + 1 == d)
+                .filter(|c| self.hops(c.to) + 1 == d)
                 .copied();
             let turn = self.turn[s.idx()];
             if turn < FAR {
@@ -471,14 +620,4 @@ pub(super) enum Way {
     Up,
     #[default]
     Other,
-}
-
-impl Plan {
-    fn cables_for(&self, to_switch: bool) -> &[Cable] {
-        if to_switch && self.descends_on_vl1 {
-            &self.switch_lid_cables
-        } else {
-            &self.cables
-        }
-    }
 }
