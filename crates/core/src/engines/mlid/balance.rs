@@ -95,13 +95,17 @@ pub(super) struct Balance {
 }
 
 /// The candidates a switch chooses among: `pick`'s callers name them so
-/// that a scan of the same cables can be remembered. `ALL` with the
-/// destination switch's serial number: every candidate of its plan (two
+/// that a scan of the same cables can be remembered. `ALL_UP`: every
+/// up-cable of the switch (a full tree); `all_candidates` with the
+/// destination switch's serial number: the candidates of its plan (two
 /// lists: for host LIDs and for switch LIDs); `TOWARD` with a root: the
 /// up-cables towards it.
 pub(super) type Candidates = u64;
 const TOWARD: Candidates = 1 << 62;
 const NOT_REMEMBERED: Candidates = u64::MAX;
+
+/// Every up-cable of the switch, whatever the destination.
+pub(super) const ALL_UP: Candidates = 1 << 61;
 
 pub(super) fn all_candidates(destination_serial: u32, for_switch_lids: bool) -> Candidates {
     u64::from(destination_serial) << 1 | u64::from(for_switch_lids)
@@ -470,15 +474,17 @@ impl Balance {
         let mut len = 0usize;
         for (i, c) in cables.iter().enumerate() {
             let load = self.load_of(s, c.port);
-            // After every kept one of no more load: equals keep their order.
-            let place = kept[..len].partition_point(|&(l, _)| l <= load);
-            if place >= SCAN_DEPTH {
+            if len == SCAN_DEPTH && load >= kept[SCAN_DEPTH - 1].0 {
                 continue;
             }
-            let end = (len + 1).min(SCAN_DEPTH);
-            kept.copy_within(place..end - 1, place + 1);
+            // After every kept one of no more load: equals keep their order.
+            let mut place = len.min(SCAN_DEPTH - 1);
+            while place > 0 && kept[place - 1].0 > load {
+                kept[place] = kept[place - 1];
+                place -= 1;
+            }
             kept[place] = (load, i as u16);
-            len = end;
+            len = (len + 1).min(SCAN_DEPTH);
         }
         let mut best = [0u16; SCAN_DEPTH];
         for (b, k) in best.iter_mut().zip(&kept[..len]) {
@@ -493,7 +499,7 @@ impl Balance {
     }
 
     /// `s`'s up-cables that lead to the current chain's root.
-    fn toward_root(&self, s: SwitchId) -> &[Cable] {
+    pub(super) fn toward_root(&self, s: SwitchId) -> &[Cable] {
         let roots = self.below.len();
         let Some(&(a, b)) = (self.root < roots)
             .then(|| self.toward.get(s.idx() * roots + self.root))

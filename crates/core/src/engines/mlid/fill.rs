@@ -1,6 +1,6 @@
 //! The LFT fill: every LID of every end port, on every switch.
 
-use super::balance::{all_candidates, Balance, Candidates};
+use super::balance::{all_candidates, Balance, Candidates, ALL_UP};
 use super::vl1::{vl1_tables, VL1_SL};
 use super::{LmcPlan, MlidOptions, NAME};
 use crate::deadlock::virtual_layers::make_deadlock_free;
@@ -162,15 +162,30 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
                             flow[next.idx()] += here;
                         }
                         port
+                    } else if step.for_hosts == Listed::AllUp && balance.toward_root(s).len() == 1 {
+                        // A full tree's switch with one up-cable towards
+                        // the chain's root (most of them): it takes it.
+                        let c = balance.toward_root(s)[0];
+                        let here = flow[s.idx()];
+                        if here > 0 {
+                            balance.pass(s, c.port, here);
+                            flow[c.to.idx()] += here;
+                        }
+                        c.port
                     } else {
-                        let (cables, candidates) = steps.candidates(step, to_switch, serial);
+                        let (cables, candidates) = steps.candidates(tree, step, to_switch, serial);
                         let row = lfts[s.idx()].as_bytes();
                         let earlier = row.get(earlier.clone()).unwrap_or(&[]);
                         let here = flow[s.idx()];
                         match balance.pick(
                             earlier,
                             s,
-                            (cables, candidates, step.way, step.all_up),
+                            (
+                                cables,
+                                candidates,
+                                step.way,
+                                step.for_hosts == Listed::AllUp,
+                            ),
                             here,
                         ) {
                             Some((port, next)) => {
@@ -235,14 +250,21 @@ struct Steps {
 struct Step {
     s: SwitchId,
     way: Way,
-    all_up: bool,
-    /// Ranges of `Steps::cables`: the candidates for host LIDs and for
-    /// switch LIDs.
-    for_hosts: (u32, u32),
-    for_switches: (u32, u32),
+    /// The candidates for host LIDs and for switch LIDs.
+    for_hosts: Listed,
+    for_switches: Listed,
     /// For host and switch LIDs: the port and the switch behind it where
     /// there is just one candidate.
     only: [Option<(PortNum, SwitchId)>; 2],
+}
+
+/// Where a step's candidates are listed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    /// Every up-cable of the switch (`GenFatTree::up`), as in a full tree.
+    AllUp,
+    /// A range of `Steps::cables`.
+    At(u32, u32),
 }
 
 impl Steps {
@@ -257,27 +279,30 @@ impl Steps {
         for &s in &self.order {
             let plan = &mut self.plan;
             dist.plan(fabric, tree, s, plan);
-            let start = self.cables.len() as u32;
-            self.cables.extend_from_slice(&plan.cables);
-            let for_hosts = (start, self.cables.len() as u32);
+            let for_hosts = if plan.all_up {
+                Listed::AllUp
+            } else {
+                let start = self.cables.len() as u32;
+                self.cables.extend_from_slice(&plan.cables);
+                Listed::At(start, self.cables.len() as u32)
+            };
             let for_switches = if plan.descends_on_vl1 {
                 let start = self.cables.len() as u32;
                 self.cables.extend_from_slice(&plan.switch_lid_cables);
-                (start, self.cables.len() as u32)
+                Listed::At(start, self.cables.len() as u32)
             } else {
                 for_hosts
             };
-            let only = |(a, b): (u32, u32)| match &self.cables[a as usize..b as usize] {
+            let only = |listed| match Self::resolve(&self.cables, tree, s, listed) {
                 [c] => Some((c.port, c.to)),
                 _ => None,
             };
             self.list.push(Step {
                 s,
                 way: plan.way,
-                all_up: plan.all_up,
+                only: [only(for_hosts), only(for_switches)],
                 for_hosts,
                 for_switches,
-                only: [only(for_hosts), only(for_switches)],
             });
             if graph.hosts(s) > 0 {
                 if plan.shortest {
@@ -287,6 +312,18 @@ impl Steps {
                     self.descending_with_hosts.push(s);
                 }
             }
+        }
+    }
+
+    fn resolve<'a>(
+        cables: &'a [Cable],
+        tree: &'a GenFatTree,
+        s: SwitchId,
+        listed: Listed,
+    ) -> &'a [Cable] {
+        match listed {
+            Listed::AllUp => &tree.up[s.idx()],
+            Listed::At(a, b) => &cables[a as usize..b as usize],
         }
     }
 
@@ -322,17 +359,24 @@ impl Steps {
 
     /// A step's candidate cables for a host or switch LID, and their name
     /// for the balancing's memory (`serial`: the destination switch's).
-    fn candidates(&self, step: &Step, to_switch: bool, serial: u32) -> (&[Cable], Candidates) {
+    fn candidates<'a>(
+        &'a self,
+        tree: &'a GenFatTree,
+        step: &Step,
+        to_switch: bool,
+        serial: u32,
+    ) -> (&'a [Cable], Candidates) {
         let for_switches = to_switch && step.for_switches != step.for_hosts;
-        let (a, b) = if for_switches {
+        let listed = if for_switches {
             step.for_switches
         } else {
             step.for_hosts
         };
-        (
-            &self.cables[a as usize..b as usize],
-            all_candidates(serial, for_switches),
-        )
+        let name = match listed {
+            Listed::AllUp => ALL_UP,
+            Listed::At(..) => all_candidates(serial, for_switches),
+        };
+        (Self::resolve(&self.cables, tree, step.s, listed), name)
     }
 }
 
@@ -448,6 +492,9 @@ struct UpDownDistances {
     /// Whether the switch's up*/down* route goes up all the way, whichever
     /// candidate a LID takes (the destination switch itself too).
     climbs: Vec<bool>,
+    /// Whether the switch goes up and every up-cable is on a shortest
+    /// up*/down* path (a full tree).
+    all_up: Vec<bool>,
     /// For switches without an up*/down* path: down-hops to the nearest
     /// switch whose route climbs (0 for those themselves; FAR where
     /// there is none, for the rest, and without a second VL).
@@ -469,6 +516,7 @@ impl UpDownDistances {
             down: vec![FAR; n],
             best: vec![FAR; n],
             climbs: vec![false; n],
+            all_up: vec![false; n],
             turn: vec![FAR; n],
             queue: Default::default(),
             from_t: Bfs::new(n),
@@ -489,25 +537,28 @@ impl UpDownDistances {
                 }
             }
         }
-        for &s in &tree.top_down {
-            let via_up = tree.up[s.idx()]
-                .iter()
-                .map(|c| self.best[c.to.idx()] + 1)
-                .min()
-                .unwrap_or(FAR);
-            self.best[s.idx()] = self.down[s.idx()].min(via_up);
-        }
         // Parents come before their children top-down, so a switch's
-        // candidates are settled when it is.
+        // candidates are settled when it is: one pass over the up-cables
+        // finds the best way up, how many parents lie on it and whether
+        // every one of them climbs.
         for &s in &tree.top_down {
-            let best = self.best[s.idx()];
-            self.climbs[s.idx()] = s == t
-                || (best < FAR
-                    && self.down[s.idx()] != best
-                    && tree.up[s.idx()]
-                        .iter()
-                        .filter(|c| self.best[c.to.idx()] + 1 == best)
-                        .all(|c| self.climbs[c.to.idx()]));
+            let up = &tree.up[s.idx()];
+            let (mut via_up, mut ties, mut all_climb) = (u32::MAX, 0usize, true);
+            for c in up {
+                let b = self.best[c.to.idx()] + 1;
+                if b < via_up {
+                    (via_up, ties, all_climb) = (b, 1, self.climbs[c.to.idx()]);
+                } else if b == via_up {
+                    ties += 1;
+                    all_climb &= self.climbs[c.to.idx()];
+                }
+            }
+            let down = self.down[s.idx()];
+            let best = down.min(via_up);
+            self.best[s.idx()] = best;
+            let goes_up = best < FAR && down != best;
+            self.climbs[s.idx()] = s == t || (goes_up && all_climb);
+            self.all_up[s.idx()] = goes_up && ties == up.len();
         }
         // Children before parents.
         for &s in tree.top_down.iter().rev() {
@@ -582,6 +633,9 @@ impl UpDownDistances {
                     .iter()
                     .filter(|c| self.down[c.to.idx()] + 1 == down),
             );
+        } else if self.all_up[s.idx()] {
+            // Every up-cable: the tree's own list, not copied.
+            (plan.way, plan.all_up) = (Way::Up, true);
         } else {
             plan.way = Way::Up;
             plan.cables.extend(
@@ -589,7 +643,6 @@ impl UpDownDistances {
                     .iter()
                     .filter(|c| self.best[c.to.idx()] + 1 == best),
             );
-            plan.all_up = plan.cables.len() == tree.up[s.idx()].len();
         }
     }
 }
