@@ -268,6 +268,8 @@ enum Listed {
 }
 
 impl Steps {
+    // Out of line (as `compute`): profiles show the per-destination work
+    // apart from the per-LID fill.
     #[inline(never)]
     fn lay(&mut self, fabric: &Fabric, tree: &GenFatTree, dist: &UpDownDistances) {
         let graph = fabric.graph();
