@@ -4,13 +4,16 @@
 UMAD2SIM=${UMAD2SIM:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 
 # start_ibsim NETFILE LOG: simulates NETFILE on socket $IBSIM_SOCKNAME,
-# with limits raised for big fabrics; sets IBSIM_PID.
+# with limits raised for big fabrics; sets IBSIM_PID. IBSIM_LINEARCAP sets
+# the switches' LFT size (ibsim -L; Debian's ibsim 0.10 gives 30,720
+# entries, which caps OpenSM's LIDs; real switch ASICs hold 49,152).
 start_ibsim() {
     local net=$1 log=$2 nodes switches ports
     nodes=$(grep -cE '^(Switch|Hca|Ca)' "$net")
     switches=$(grep -cE '^Switch' "$net")
     ports=$(( $(grep -cE '^\[' "$net") + nodes ))
-    ibsim -s -n -N $((nodes + 16)) -S $((switches + 16)) -P $((ports + 64)) "$net" >"$log" 2>&1 &
+    # shellcheck disable=SC2086 # an empty option is no word
+    ibsim -s -n ${IBSIM_LINEARCAP:+-L $IBSIM_LINEARCAP} -N $((nodes + 16)) -S $((switches + 16)) -P $((ports + 64)) "$net" >"$log" 2>&1 &
     IBSIM_PID=$!
     # ibsim prints its limits once the fabric is parsed and the socket is up.
     wait_for_line "$log" "MaxMcastCap" 600 || { echo "ibsim did not start; see $log" >&2; return 1; }
@@ -30,7 +33,8 @@ start_ibsim_live() {
     mkfifo "$CONSOLE"
     sleep infinity >"$CONSOLE" &
     CONSOLE_HOLDER_PID=$!
-    ibsim -s -N $((nodes + 16)) -S $((switches + 16)) -P $((ports + 64)) "$net" <"$CONSOLE" >"$log" 2>&1 &
+    # shellcheck disable=SC2086 # an empty option is no word
+    ibsim -s ${IBSIM_LINEARCAP:+-L $IBSIM_LINEARCAP} -N $((nodes + 16)) -S $((switches + 16)) -P $((ports + 64)) "$net" <"$CONSOLE" >"$log" 2>&1 &
     IBSIM_PID=$!
     wait_for_line "$log" "MaxMcastCap" 600 || { echo "ibsim did not start; see $log" >&2; return 1; }
 }

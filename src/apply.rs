@@ -1,5 +1,5 @@
 //! A computed `Routing` -> OpenSM's unicast manager structures: each
-//! switch's `new_lft` and the hop table OpenSM's multicast and SA code read.
+//! switch's `new_lft` and, where something will read it, the hop table.
 
 use std::collections::HashMap;
 
@@ -7,26 +7,53 @@ use osmroute_core::{Fabric, Lid, Routing, SwitchId, NO_PATH};
 
 use crate::osm::SwitchHandle;
 
-/// Writes LFTs and hop counts into every switch (`switches[s]` is switch
-/// id `s` of `fabric`).
+/// Which rows of OpenSM's hop tables a pass fills.
 ///
-/// OpenSM's multicast tree builder reads hop counts only towards switch
-/// LIDs (osm_mcast_mgr.c, osm_switch_recommend_mcast_path) and the SA walks
-/// the LFTs, so those are always filled. Hops towards CA LIDs — nine in ten
-/// entries on a Dragonfly, each a malloc inside OpenSM — are read only by
-/// the lid-matrix dump, so they are filled only with `all_lids` (when that
-/// dump is being written).
+/// In OpenSM 3.3.23 the hop tables are read by its own engines (which
+/// build their own), by its default multicast tree builder (rows towards
+/// switch LIDs: `osm_mcast_mgr.c`) and by the routing dumps (every row:
+/// `osm_dump.c`); the SA walks the LFTs. Our engines register
+/// `mcast_build_stree`, so OpenSM's tree builder runs only when
+/// `OSMROUTE_OPENSM_MULTICAST` removes ours. Each row is a malloc inside
+/// OpenSM (a million on a 1,000-switch fabric), so rows nobody reads are
+/// not made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HopRows {
+    /// Nothing reads them: no dumps, our multicast trees.
+    None,
+    /// Towards switch LIDs, for OpenSM's own multicast trees.
+    SwitchLids,
+    /// Towards every LID, for the lid-matrix and LFT dumps.
+    AllLids,
+}
+
+impl HopRows {
+    /// The rows a pass needs: all with OpenSM's routing dumps on, those
+    /// towards switches when OpenSM builds the multicast trees.
+    pub fn needed(routing_dumps: bool, opensm_builds_trees: bool) -> HopRows {
+        if routing_dumps {
+            HopRows::AllLids
+        } else if opensm_builds_trees {
+            HopRows::SwitchLids
+        } else {
+            HopRows::None
+        }
+    }
+}
+
+/// Writes LFTs, and the hop counts `hop_rows` asks for, into every switch
+/// (`switches[s]` is switch id `s` of `fabric`).
 pub fn write_tables(
     fabric: &Fabric,
     routing: &Routing,
     switches: &mut [SwitchHandle],
-    all_lids: bool,
+    hop_rows: HopRows,
 ) -> Result<(), String> {
-    let lids: Vec<Lid> = fabric
-        .lids()
-        .filter(|(_, owner)| all_lids || fabric.node(owner.node).is_switch())
-        .map(|(lid, _)| lid)
-        .collect();
+    let lids: Vec<Lid> = match hop_rows {
+        HopRows::None => Vec::new(),
+        HopRows::SwitchLids => switch_lids(fabric),
+        HopRows::AllLids => fabric.lids().map(|(lid, _)| lid).collect(),
+    };
     let started = std::time::Instant::now();
     let hops = routing.hop_table(fabric, &lids);
     // Non-base LIDs of switches (only with lmc_esp0) -> their base LID.
@@ -77,6 +104,15 @@ pub fn write_tables(
         Some(problem) => Err(problem),
         None => Ok(()),
     }
+}
+
+/// The LIDs of the switches' own ports.
+pub fn switch_lids(fabric: &Fabric) -> Vec<Lid> {
+    fabric
+        .lids()
+        .filter(|(_, owner)| fabric.node(owner.node).is_switch())
+        .map(|(lid, _)| lid)
+        .collect()
 }
 
 /// Makes OpenSM allocate its hop-table rows towards `lids` on every switch,

@@ -11,16 +11,18 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use osmroute_core::config::DUMP_SECTION;
+use osmroute_core::config::{Settings, DUMP_SECTION};
 use osmroute_core::dumps::bundle::{Bundle, Contents, DumpOptions};
 use osmroute_core::engines::{EngineInfo, Outcome};
 use osmroute_core::fabric::{Fabric, Lid, PortNum};
 use osmroute_core::routing::{pack_sl2vl, unpack_sl2vl};
 use osmroute_core::{Decline, Error};
 
+use crate::apply::{self, HopRows};
 use crate::config_source::ConfigSource;
+use crate::osm::mcast::opensm_builds_multicast_trees;
 use crate::osm::{EngineFactory, Options, Osm, Pass, PortOwner, RoutingEngine, SwitchHandle};
-use crate::{apply, snapshot};
+use crate::snapshot;
 
 /// What the plugin registers per engine; OpenSM keeps a pointer to it.
 pub struct Registration {
@@ -37,6 +39,8 @@ struct Pending {
     outcome: Outcome,
     started: Instant,
     timings: String,
+    /// The hop-table rows this pass reserved, and fills.
+    hop_rows: HopRows,
 }
 
 /// What the SA, QoS and multicast code read after a pass.
@@ -160,27 +164,67 @@ impl EngineContext {
         let settings = self.registration.config.current();
         let started = Instant::now();
         let options = pass.options();
-        let mut snapshot = snapshot::take(pass, &options)
+        let snapshot = snapshot::take(pass, &options)
             .map_err(|e| Error::declined(name, Decline::InvalidFabric, e.to_string()))?;
         let snapshot_ms = ms(started);
+        let hop_rows = HopRows::needed(options.routing_dumps, opensm_builds_multicast_trees());
+        let fabric = snapshot.fabric;
+        let (outcome, timings) = if hop_rows == HopRows::None {
+            let compute = Instant::now();
+            let outcome =
+                osmroute_core::pipeline::route(self.registration.info, &settings, &fabric);
+            let compute_ms = ms(compute);
+            (
+                outcome,
+                format!(
+                    "snapshot {snapshot_ms:.1} ms, compute {compute_ms:.1} ms, no hop-table rows"
+                ),
+            )
+        } else {
+            let (outcome, timings) =
+                self.route_reserving_hop_rows(&settings, &fabric, snapshot.switches, hop_rows);
+            (outcome, format!("snapshot {snapshot_ms:.1} ms, {timings}"))
+        };
+        let outcome = outcome?;
+        if let Some(lmc) = outcome.lmc_request {
+            self.request_lmc(pass, &fabric, lmc);
+        }
+        let pending = Pending {
+            fabric,
+            outcome,
+            started,
+            timings,
+            hop_rows,
+        };
+        *self
+            .pending
+            .lock()
+            .map_err(|_| Error::declined(name, Decline::Internal, "internal lock poisoned"))? =
+            Some(pending);
+        Ok(())
+    }
+
+    /// Routes `fabric` while a second thread has OpenSM allocate the
+    /// hop-table rows towards switch LIDs (OpenSM allocates each on first
+    /// use; beside the routing that is off the critical path), and says
+    /// how long each took.
+    fn route_reserving_hop_rows(
+        &self,
+        settings: &Settings,
+        fabric: &Fabric,
+        mut switches: Vec<SwitchHandle>,
+        hop_rows: HopRows,
+    ) -> (Result<Outcome, Error>, String) {
+        let name = self.name();
         // The hop-row pages are made private on this thread alone, before
         // any thread of ours starts (see `prefault_hop_row_pointers`).
         let prefault = Instant::now();
-        snapshot
-            .switches
+        switches
             .iter_mut()
             .for_each(SwitchHandle::prefault_hop_row_pointers);
         let prefault_ms = ms(prefault);
-        let fabric = snapshot.fabric;
-        let mut switches = snapshot.switches;
-        let switch_lids: Vec<Lid> = fabric
-            .lids()
-            .filter(|(_, o)| fabric.node(o.node).is_switch())
-            .map(|(l, _)| l)
-            .collect();
+        let switch_lids = apply::switch_lids(fabric);
         let compute = Instant::now();
-        // OpenSM allocates its hop-table rows on first use; doing that
-        // beside the routing takes it off the critical path.
         let ((reserved, reserved_at, reserving_ms), (outcome, routed)) =
             osmroute_core::parallel::join(
                 || {
@@ -192,7 +236,7 @@ impl EngineContext {
                 },
                 || {
                     (
-                        osmroute_core::pipeline::route(self.registration.info, &settings, &fabric),
+                        osmroute_core::pipeline::route(self.registration.info, settings, fabric),
                         Instant::now(),
                     )
                 },
@@ -205,26 +249,12 @@ impl EngineContext {
         // The time the routing then waited for the reservation.
         let reserve_ms = reserved_at.saturating_duration_since(routed).as_secs_f64() * 1e3;
         let compute_ms = ms(compute) - reserve_ms;
-        let outcome = outcome?;
-        if let Some(lmc) = outcome.lmc_request {
-            self.request_lmc(pass, &fabric, lmc);
-        }
         let timings = format!(
-            "snapshot {snapshot_ms:.1} ms, hop-row pages {prefault_ms:.1} ms, compute {compute_ms:.1} ms \
-             (beside {reserving_ms:.1} ms of allocating OpenSM's hop-table rows), then waiting for those {reserve_ms:.1} ms"
+            "hop-row pages {prefault_ms:.1} ms, compute {compute_ms:.1} ms \
+             (beside {reserving_ms:.1} ms of allocating OpenSM's hop-table rows for {hop_rows:?}), \
+             then waiting for those {reserve_ms:.1} ms"
         );
-        let pending = Pending {
-            fabric,
-            outcome,
-            started,
-            timings,
-        };
-        *self
-            .pending
-            .lock()
-            .map_err(|_| Error::declined(name, Decline::Internal, "internal lock poisoned"))? =
-            Some(pending);
-        Ok(())
+        (outcome, timings)
     }
 
     /// The engine asks for another LMC (mlid.raise_lmc): set it and have
@@ -254,6 +284,7 @@ impl EngineContext {
             outcome,
             started,
             timings,
+            hop_rows,
         } = self
             .pending
             .lock()
@@ -270,13 +301,8 @@ impl EngineContext {
         let write_start = Instant::now();
         let mut switches = snapshot::switches(pass, &fabric)
             .map_err(|e| Error::declined(name, Decline::InvalidFabric, e))?;
-        apply::write_tables(
-            &fabric,
-            &outcome.routing,
-            &mut switches,
-            options.routing_dumps,
-        )
-        .map_err(|e| Error::declined(name, Decline::Internal, e))?;
+        apply::write_tables(&fabric, &outcome.routing, &mut switches, hop_rows)
+            .map_err(|e| Error::declined(name, Decline::Internal, e))?;
         let write_ms = ms(write_start);
         let published = Arc::new(Published {
             fabric,

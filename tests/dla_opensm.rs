@@ -36,6 +36,22 @@ fn assert_routed_cleanly(osm: &OpenSm) {
     osm.assert_no_errors();
 }
 
+/// The plugin and an offline run agree on the same fabric and LIDs.
+fn assert_same_as_offline(fabric: &osmroute_core::Fabric, routing: &osmroute_core::Routing) {
+    let offline = osmroute_core::pipeline::route_by_name("dla", fabric)
+        .expect("offline dla")
+        .routing;
+    for (si, (live, mine)) in routing.lfts.iter().zip(&offline.lfts).enumerate() {
+        for (lid, _) in fabric.lids() {
+            assert_eq!(
+                live.get(lid),
+                mine.get(lid),
+                "switch index {si}, LID {lid}: switch vs offline"
+            );
+        }
+    }
+}
+
 /// Everything issue #2 asks of a routed Dragonfly, on tables read back from
 /// the simulated switches.
 fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize) {
@@ -77,19 +93,7 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
     }
     assert!(pairs > 0);
 
-    // The plugin and an offline run agree on the same fabric and LIDs.
-    let offline = osmroute_core::pipeline::route_by_name("dla", &fabric)
-        .expect("offline dla")
-        .routing;
-    for (si, (live, mine)) in routing.lfts.iter().zip(&offline.lfts).enumerate() {
-        for (lid, _) in fabric.lids() {
-            assert_eq!(
-                live.get(lid),
-                mine.get(lid),
-                "switch index {si}, LID {lid}: switch vs offline"
-            );
-        }
-    }
+    assert_same_as_offline(&fabric, &routing);
 
     // SL2VL on sampled switches, against Figure 8 computed here from the
     // read-back topology: VL 1 iff in-port global and out-port local.
@@ -180,6 +184,30 @@ fn dla_with_parallel_global_cables_is_minimal_and_credit_loop_free() {
 
 /// The same routing with every SL on VL 0 has credit loops: ibdmchk's
 /// verdict above depends on the SL2VL tables, it is not vacuous.
+/// Without OpenSM's routing dumps nothing reads the switches' hop tables
+/// (our engines build the multicast trees), so the plugin makes none of
+/// their rows; the switches still get the tables an offline run computes.
+#[test]
+fn without_routing_dumps_no_hop_rows_are_made_and_the_tables_are_the_same() {
+    let net = dragonfly_net(4, 2, 2, 7);
+    let mut sim = Sim::start("df-no-dumps", &net);
+    // The last log_flags line wins: errors and info, no routing dumps.
+    let osm = sim.opensm(&["routing_engine dla", "qos TRUE", "log_flags 0x03"], &[]);
+    osm.wait_for(UP, timeout_for(&net));
+    assert_routed_cleanly(&osm);
+    let routed = osm.lines_with("dla: routed");
+    assert!(
+        routed.iter().all(|l| l.contains("no hop-table rows")),
+        "hop rows made without dumps: {routed:?}"
+    );
+    assert!(
+        !osm.dir.join("opensm-lid-matrix.dump").exists(),
+        "OpenSM wrote its routing dumps"
+    );
+    let (fabric, routing) = read_back(&sim, &net);
+    assert_same_as_offline(&fabric, &routing);
+}
+
 #[test]
 fn without_the_vl_shift_ibdmchk_finds_credit_loops() {
     let net = dragonfly_net(4, 2, 2, 5);

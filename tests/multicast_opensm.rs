@@ -236,13 +236,13 @@ fn mlid_trees_survive_a_cable_failure_on_a_fat_tree() {
     );
 }
 
-/// mlid where it places paths on virtual layers (Aggregation Nodes on the
-/// line chips of two directors): host groups take the trees hung down
-/// from the top switches, checked at routing time, and keep them after a
-/// cable fails. (Groups with Aggregation Nodes on chips of both
-/// directors fit no checked tree: docs/multicast.md.)
-#[test]
-fn mlid_trees_hung_down_on_a_director_twin_with_aggregation_nodes() {
+/// The small director twin with an Aggregation Node on every chip, ports
+/// shuffled: mlid places paths on virtual layers there. The Aggregation
+/// Nodes get short node ids (`AN leaf000`), their real description as
+/// the ibnetdiscover comment: umad2sim passes ibsim at most 31
+/// characters of SIM_HOST, too few for `Mellanox Technologies
+/// Aggregation Node leaf000`, and they join groups like hosts.
+fn director_twin_with_aggregation_nodes() -> String {
     let net = harness::generate_shuffled(
         &[
             "director",
@@ -262,12 +262,40 @@ fn mlid_trees_hung_down_on_a_director_twin_with_aggregation_nodes() {
         ],
         5,
     );
-    let hosts: Vec<String> = hosts(&net)
-        .into_iter()
-        .filter(|h| !h.contains("Aggregation Node"))
+    let long = format!("{} ", osmroute_core::gen::field::AGGREGATION_DESC);
+    net.lines()
+        .map(|line| {
+            let short = line.replace(&long, "AN ");
+            match line.strip_prefix("Hca").and_then(|l| l.split('"').nth(1)) {
+                Some(name) if name.starts_with(&long) => format!("{short} # \"{name}\""),
+                _ => short,
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// mlid where it places paths on virtual layers (Aggregation Nodes on the
+/// line chips of two directors), by default with VL 0 kept for SL 0
+/// (`mlid.multicast_vl`): the broadcast group, joined by every CA,
+/// Aggregation Nodes on every chip of both directors included, and 100
+/// groups of hosts get checked trees (no warning of an unchecked tree),
+/// and keep them after a cable fails; `osmroute check` finds no credit
+/// loop with multicast either time.
+#[test]
+fn mlid_checked_trees_for_every_ca_on_a_director_twin_with_aggregation_nodes() {
+    let net = director_twin_with_aggregation_nodes();
+    let every_ca = hosts(&net);
+    let hosts: Vec<String> = every_ca
+        .iter()
+        .filter(|h| !h.starts_with("AN "))
+        .cloned()
         .collect();
+    assert!(every_ca.len() > hosts.len(), "Aggregation Nodes to join");
     let mut live = Live::start("mcast-mlid-twin", "mlid", net.clone());
-    let groups = random_groups(&hosts, 100, 17);
+    let mut groups = random_groups(&hosts, 100, 17);
+    groups[0].1 = every_ca;
     let before = join_and_check(&live.sim, &live.osm, &net, &groups);
     assert!(
         unchecked_trees(&live.osm).is_empty(),
@@ -277,6 +305,35 @@ fn mlid_trees_hung_down_on_a_director_twin_with_aggregation_nodes() {
     let (switch, port) = a_cable_away_from_the_sm(&net);
     live.faults(&[format!("unlink \"{switch}\"[{port}]")]);
     after_the_failure(&live, &net, groups.len(), &before);
+}
+
+/// The same twin with `mlid.multicast_vl FALSE` (unicast layer 0 on SL 0,
+/// as before it was on by default): no checked tree holds the broadcast
+/// group of every CA, which gets OpenSM's kind of tree with a warning.
+#[test]
+fn mlid_without_a_multicast_vl_leaves_the_broadcast_group_of_every_ca_unchecked() {
+    let net = director_twin_with_aggregation_nodes();
+    let mut sim = Sim::start("mcast-mlid-novl", &net);
+    let conf = sim.dir.join("no-multicast-vl.conf");
+    std::fs::write(&conf, "mlid.multicast_vl FALSE\n").expect("write osmroute.conf");
+    let conf = conf.display().to_string();
+    let osm = sim.opensm(
+        &["routing_engine mlid", "qos TRUE"],
+        &[("OSMROUTE_CONFIG", conf.as_str())],
+    );
+    osm.wait_for("SUBNET UP", Duration::from_secs(120));
+    let groups = vec![(BROADCAST.to_string(), hosts(&net))];
+    join_all(&sim, &groups);
+    settled_mcfdbs(&osm, 1);
+    let warned = osm.lines_with("multicast MLID 0xC000");
+    assert!(
+        warned
+            .iter()
+            .any(|l| l.contains("holds every member's switch")
+                && l.contains("OpenSM's kind of tree")),
+        "{:?}",
+        osm.lines_with("multicast")
+    );
 }
 
 /// A cable from the last leaf of the net file up to a spine: (leaf, port).

@@ -24,13 +24,19 @@ const MAX_MEMBERS: usize = 49_152;
 /// to OpenSM's default builder: for comparing with what OpenSM does alone.
 pub const OPENSM_TREES_ENV: &str = "OSMROUTE_OPENSM_MULTICAST";
 
+/// Whether OpenSM builds the multicast trees itself (`OPENSM_TREES_ENV`
+/// set), reading the switches' hop tables.
+pub fn opensm_builds_multicast_trees() -> bool {
+    std::env::var_os(OPENSM_TREES_ENV).is_some()
+}
+
 type BuildStree =
     unsafe extern "C" fn(*mut c_void, *mut sys::osm_mgrp_box_t) -> sys::ib_api_status_t;
 
 /// The callback for engine type `E`, or none (OpenSM's own trees) with
 /// `OPENSM_TREES_ENV` set.
 pub(super) fn build_stree_for<E: RoutingEngine>() -> Option<BuildStree> {
-    if std::env::var_os(OPENSM_TREES_ENV).is_some() {
+    if opensm_builds_multicast_trees() {
         log::info!("{OPENSM_TREES_ENV} is set: OpenSM builds its default multicast trees");
         return None;
     }

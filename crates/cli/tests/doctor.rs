@@ -251,8 +251,10 @@ fn ftree_refuses_a_director_twin_with_aggregation_nodes() {
         &["--fabric", &net],
     );
     assert!(!r.out.contains("ftree refuses"), "{}", r.out);
+    // 2 for unicast's layers, and VL 0 kept for multicast on SL 0
+    // (mlid.multicast_vl).
     assert!(
-        r.out.contains("mlid routes this fabric with 2 VL(s)"),
+        r.out.contains("mlid routes this fabric with 3 VL(s)"),
         "{}",
         r.out
     );

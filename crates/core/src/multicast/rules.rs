@@ -25,8 +25,18 @@
 //!   on two or more (`fat_tree` gives the argument), for the SLs whose VL
 //!   carries only up*/down* unicast; other mlid routings (paths on virtual
 //!   layers) get checked trees: spanning ones where one passes on SL 0,
-//!   else trees hung down from each top switch, which turn only as
-//!   up*/down* unicast does (`fat_tree::downward_candidates`).
+//!   with trees hung down from each top switch beside them on the SLs they
+//!   left out, else those trees alone, which turn only as up*/down*
+//!   unicast does (`fat_tree::downward_candidates`). A spanning tree
+//!   passes on SL 0 there only with VL 0 kept for it (`mlid.multicast_vl`,
+//!   on by default): Aggregation Nodes on line chips of two directors
+//!   reach each other only down through a leaf and up again, and the
+//!   layering puts such turns from one director into the other on unicast
+//!   layer 0 at every leaf; a tree that joins both directors turns through
+//!   a leaf both ways, and with layer 0's up*/down* routes that closes a
+//!   cycle through the leaf's two line chips. Placing unicast around such
+//!   a tree instead takes a third layer too (the turning paths of both
+//!   directions close cycles among themselves): a VL more either way.
 //! - pssp, layered, sfmin, hxdor: master trees checked at routing time
 //!   against the engine's unicast (`verified`), on every SL or, failing
 //!   that, on the SLs where the check passes.
@@ -58,6 +68,14 @@ pub struct MasterTrees {
 }
 
 impl MasterTrees {
+    /// No tree on any SL.
+    pub fn none() -> Self {
+        MasterTrees {
+            trees: Vec::new(),
+            per_sl: [0; NUM_SLS],
+        }
+    }
+
     /// Every tree on every SL (at most 32 trees).
     pub fn everywhere(trees: Vec<Tree>) -> Self {
         let all = (1u64 << trees.len().min(32)) - 1;
@@ -92,19 +110,31 @@ pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<Tree
         // Up*/down* on the VL of SL 0 (the default and the broadcast
         // group's): the argument. Where paths are on virtual layers:
         // the spanning candidates of `verified` where one passes on SL 0
-        // (every group fits them); else trees hung down from each top
-        // switch (and grown from there to every switch), checked the
-        // same way.
+        // (every group fits them; with `mlid.multicast_vl`, the default,
+        // VL 0 holds only trees and they pass by construction), and trees
+        // hung down from each top switch checked beside them on the SL
+        // classes they left without a tree; else those trees alone (and
+        // the same grown to every switch).
         "mlid" => match fat_tree_rule(fabric, routing) {
             Ok(levels) if levels.covers(0) => Ok(TreeRule::FatTree(levels)),
             other => {
                 let why = other.err();
+                let downward = downward_candidates(fabric);
                 match verified_masters(fabric, routing, None) {
-                    Ok(m) if m.per_sl[0] != 0 => Ok(TreeRule::Masters(m)),
+                    Ok(m) if m.per_sl[0] != 0 => {
+                        let beside = match &downward {
+                            Ok(c) if m.per_sl.contains(&0) => {
+                                verified_family(fabric, routing, m.clone(), c).ok()
+                            }
+                            _ => None,
+                        };
+                        Ok(TreeRule::Masters(beside.unwrap_or(m)))
+                    }
                     spanning => {
-                        let downward = downward_candidates(fabric)
-                            .and_then(|c| verified_family(fabric, routing, &c));
-                        match downward {
+                        let alone = downward.and_then(|c| {
+                            verified_family(fabric, routing, MasterTrees::none(), &c)
+                        });
+                        match alone {
                             Ok(m) if m.per_sl[0] != 0 => Ok(TreeRule::Masters(m)),
                             _ => spanning.map(TreeRule::Masters).map_err(|e| match &why {
                                 Some(why) => format!("{why}; {e}"),

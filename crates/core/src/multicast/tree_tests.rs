@@ -241,39 +241,134 @@ fn assert_one_turning_switch_matters(
     assert!(check(f, r, &twisted, &unicast).credit_loop.is_some());
 }
 
-/// The director twin with an Aggregation Node on every chip: mlid places
-/// the paths of Aggregation Nodes on line chips of two directors on
-/// virtual layers, with SL 0 on unicast layer 0; the trees hung down from
-/// the tops pass there (above). `mlid.multicast_vl TRUE` still gives SL-0
-/// groups VL 0 alone, where the check finds trees too.
-#[test]
-fn mlid_on_a_director_twin_with_aggregation_nodes_covers_sl0_with_or_without_its_multicast_vl() {
-    use crate::gen::field::{aggregation_nodes, directors, Directors};
-    let f = built(aggregation_nodes(&directors(&Directors::small_twin()).unwrap()).unwrap());
-    let r = route_by_name("mlid", &f).unwrap().routing;
-    assert!(r.path_sl.sls_used().contains(&0));
-    assert!(rule_for("mlid", &f, &r).is_ok_and(|rule| rule.covers(0)));
-    let settings = crate::config::Settings::parse(
-        "mlid.multicast_vl TRUE\n",
-        "test",
-        &crate::engines::config_sections(),
-    );
-    let r = crate::pipeline::route(crate::engines::find("mlid").unwrap(), &settings, &f)
+/// mlid routed with the settings `conf` (osmroute.conf lines).
+fn mlid_with(f: &Fabric, conf: &str) -> Routing {
+    let settings = crate::config::Settings::parse(conf, "test", &crate::engines::config_sections());
+    crate::pipeline::route(crate::engines::find("mlid").unwrap(), &settings, f)
         .unwrap()
-        .routing;
-    assert!(!r.path_sl.sls_used().contains(&0), "unicast on SLs 1..");
-    let rule = rule_for("mlid", &f, &r).unwrap();
-    assert!(rule.covers(0), "{:?}", rule.covered_sls());
-    assert_loop_free(
-        &f,
-        &r,
-        &groups_on(&f, &rule, &r, &memberships(&f, 106, 19), 0),
-    );
+        .routing
+}
+
+/// The small director twin with an Aggregation Node on every chip, whole
+/// and with 5 % of its cables cut (two seeds): mlid places the paths of
+/// Aggregation Nodes on line chips of two directors on virtual layers.
+fn director_twins_with_aggregation_nodes() -> Vec<(String, Fabric)> {
+    use crate::gen::field::{aggregation_nodes, directors, Directors};
+    let twin = || aggregation_nodes(&directors(&Directors::small_twin()).unwrap()).unwrap();
+    let mut out = vec![("whole".to_string(), built(twin()))];
+    for seed in [3, 4] {
+        let mut cut = twin();
+        let n = crate::gen::degrade::drop_links(&mut cut, 0.05, seed).unwrap();
+        out.push((format!("{n} cables cut (seed {seed})"), built(cut)));
+    }
+    out
+}
+
+/// The IPoIB broadcast group when every CA joins, Aggregation Nodes on
+/// the chips of both directors and on every spine included, gets a
+/// checked tree on SL 0 and every SL sharing its VL (3-15) on the
+/// director twin, whole and with cables cut: mlid keeps VL 0 for them by
+/// default (`mlid.multicast_vl`), where the spanning candidates pass;
+/// trees hung down from the tops pass on unicast's own SLs (1, 2) beside
+/// them, for groups of hosts. With 100 random groups on every SL of
+/// VL 0 and 12 host groups on SLs 1 and 2, unicast plus every flood has
+/// no credit loop, and every member of every group gets one copy.
+/// Without the VL for multicast no tree that joins both directors fits
+/// beside unicast layer 0, which turns at the leaves from one director
+/// into the other: the broadcast group then fits no checked tree.
+#[test]
+fn mlid_gives_the_broadcast_group_of_every_ca_a_checked_tree_on_director_twins() {
+    for (name, f) in director_twins_with_aggregation_nodes() {
+        let r = route_by_name("mlid", &f).unwrap().routing;
+        assert_eq!(
+            r.path_sl.sls_used(),
+            vec![1, 2],
+            "{name}: unicast on SLs 1.."
+        );
+        assert!(
+            !turns_up_at_a_leaf_on_vl0(&f, &r),
+            "{name}: VL 0 for trees alone"
+        );
+        let rule = rule_for("mlid", &f, &r).unwrap();
+        assert_eq!(
+            rule.covered_sls().len(),
+            16,
+            "{name}: {:?}",
+            rule.covered_sls()
+        );
+        let everyone = ca_ports(&f);
+        let g = f.graph();
+        let hosts: Vec<PortRef> = everyone
+            .iter()
+            .copied()
+            .filter(|&p| super::tree::attachment(&f, p).is_some_and(|(s, _)| g.hosts(s) > 1))
+            .collect();
+        let mut groups = Vec::new();
+        for sl in (0..16u8).filter(|sl| ![1, 2].contains(sl)) {
+            let broadcast = build_group(&f, &rule, &r, 0xC000, sl, &everyone)
+                .unwrap_or_else(|e| panic!("{name}, SL {sl}: {e}"));
+            assert_eq!(
+                broadcast.switches().count(),
+                f.switch_count(),
+                "{name}, SL {sl}: a CA on every switch"
+            );
+            groups.push(broadcast);
+            for (mlid, members) in memberships(&f, 100, 29 + sl as u64).into_iter().skip(1) {
+                groups.push(build_group(&f, &rule, &r, mlid, sl, &members).unwrap());
+            }
+        }
+        let mut rng = Rng::new(31);
+        for sl in [1u8, 2] {
+            for k in 0..12u16 {
+                let mut pick = hosts.clone();
+                rng.shuffle(&mut pick);
+                pick.truncate(2 + rng.below(23));
+                let mlid = 0xC100 + 16 * k + sl as u16;
+                groups.push(build_group(&f, &rule, &r, mlid, sl, &pick).unwrap());
+            }
+        }
+        assert_loop_free(&f, &r, &groups);
+
+        let r = mlid_with(&f, "mlid.multicast_vl FALSE\n");
+        assert!(
+            r.path_sl.sls_used().contains(&0),
+            "{name}: unicast layer 0 on SL 0"
+        );
+        assert!(
+            turns_up_at_a_leaf_on_vl0(&f, &r),
+            "{name}: why no tree joining both directors fits beside unicast layer 0"
+        );
+        let rule = rule_for("mlid", &f, &r).unwrap();
+        assert!(rule.covers(0), "{name}: {:?}", rule.covered_sls());
+        assert!(
+            build_group(&f, &rule, &r, 0xC000, 0, &everyone).is_err(),
+            "{name}: a checked tree for the broadcast group beside unicast layer 0"
+        );
+    }
+}
+
+/// Whether unicast on VL 0 turns from down to up at a leaf (from a line
+/// chip of one director into one of the other, the only switches above a
+/// leaf): a tree joining both directors turns there both ways, and one
+/// such unicast turn at the leaf it crosses closes a cycle with it.
+fn turns_up_at_a_leaf_on_vl0(f: &Fabric, r: &Routing) -> bool {
+    use crate::fabric::Peer;
+    let level = crate::topology::gft::recognize(f).unwrap().height;
+    let g = f.graph();
+    let (_, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
+    let turns = unicast.edge_ids().any(|(a, b)| {
+        let (from, _) = g.channel_port(a as usize / 16);
+        let (at, out) = g.channel_port(b as usize / 16);
+        let up = matches!(g.peer(at, out), Some(Peer::Switch { switch, .. }) if level[switch] > level[at]);
+        a % 16 == 0 && level[at] == 0 && level[from] > 0 && up
+    });
+    turns
 }
 
 /// The director twins where mlid places paths on virtual layers
-/// (Aggregation Nodes, with and without cables cut), and the plain twin
-/// (up*/down* on one VL, the fat-tree rule): groups of hosts on every SL
+/// (Aggregation Nodes, with and without cables cut) without a VL for
+/// multicast (`mlid.multicast_vl FALSE`, unicast layer 0 on SL 0), and
+/// the plain twin (up*/down* on one VL, the fat-tree rule): groups of hosts on every SL
 /// the rule covers, all at once, close no credit loop with unicast, and
 /// every member gets one copy. Where paths are layered the groups are cut
 /// from trees hung down from a top (no down-to-up turn), so each of them
@@ -295,7 +390,7 @@ fn mlid_trees_hung_down_from_the_tops_on_director_twins() {
         ("aggregation nodes, cables cut", built(cut), true),
     ];
     for (name, f, layered) in &fabrics {
-        let r = route_by_name("mlid", f).unwrap().routing;
+        let r = mlid_with(f, "mlid.multicast_vl FALSE\n");
         let rule = rule_for("mlid", f, &r).unwrap();
         let sls = rule.covered_sls();
         eprintln!("{name}: {} VLs, covered {sls:?}", r.vls_needed());

@@ -143,15 +143,18 @@ fn unicast_union<'a>(fabric: &'a Fabric, routing: &'a Routing) -> Result<Union<'
 const MAX_FAMILY: usize = 32;
 
 /// A family of trees that need not span the fabric (mlid's trees hung
-/// down from each top switch): each tree is taken on the SL classes where
-/// its whole flood (every end port behind a switch it reaches a member)
-/// keeps unicast plus every flood taken so far free of cycles, SL 0's
-/// class first, every tree tried on every class. A group is cut from one
-/// whose switches hold all its members, so its dependencies are a subset
-/// of the union checked. At most `MAX_FAMILY` trees are tried.
+/// down from each top switch), beside trees `kept` already checked on
+/// some SL classes: each family tree is taken on the classes `kept` has
+/// no tree for, where its whole flood (every end port behind a switch it
+/// reaches a member) keeps unicast plus the kept floods plus every flood
+/// taken so far free of cycles, SL 0's class first, every tree tried on
+/// every such class. A group is cut from one whose switches hold all its
+/// members, so its dependencies are a subset of the union checked. At
+/// most `MAX_FAMILY` trees in all.
 pub fn verified_family(
     fabric: &Fabric,
     routing: &Routing,
+    kept: MasterTrees,
     candidates: &[Tree],
 ) -> Result<MasterTrees, String> {
     let mut union = unicast_union(fabric, routing)?;
@@ -161,9 +164,33 @@ pub fn verified_family(
         .filter(|&sl| class[sl as usize] == sl)
         .collect();
     reps.sort_by_key(|&r| (r != class[0], r));
-    let mut per_sl = [0u32; NUM_SLS];
-    for &rep in &reps {
-        for (i, tree) in candidates.iter().enumerate().take(MAX_FAMILY) {
+    // The kept floods first, on the classes they were checked on (a
+    // subset of what their check accepted: they fit).
+    for (i, tree) in kept.trees.iter().enumerate() {
+        let on: Vec<u8> = reps
+            .iter()
+            .copied()
+            .filter(|&r| kept.per_sl[r as usize] & (1 << i) != 0)
+            .collect();
+        if on.is_empty() {
+            continue;
+        }
+        let fits = whole_flood(fabric, routing, tree, &everyone, &on)
+            .is_ok_and(|deps| union.try_add(&deps));
+        if !fits {
+            return Err("the trees checked before close a credit loop when added again".into());
+        }
+    }
+    let trees: Vec<Tree> = kept
+        .trees
+        .iter()
+        .cloned()
+        .chain(candidates.iter().cloned())
+        .take(MAX_FAMILY)
+        .collect();
+    let mut per_sl = kept.per_sl;
+    for &rep in reps.iter().filter(|&&r| kept.per_sl[r as usize] == 0) {
+        for (i, tree) in trees.iter().enumerate().skip(kept.trees.len()) {
             let fits = whole_flood(fabric, routing, tree, &everyone, &[rep])
                 .is_ok_and(|deps| union.try_add(&deps));
             if fits {
@@ -178,17 +205,16 @@ pub fn verified_family(
     if used == 0 {
         return Err(format!(
             "each of {} trees closes a credit loop with this unicast routing on every SL",
-            candidates.len().min(MAX_FAMILY)
+            trees.len()
         ));
     }
     // Renumbered to the trees taken.
-    let kept: Vec<usize> = (0..candidates.len().min(MAX_FAMILY))
-        .filter(|&i| used & (1 << i) != 0)
-        .collect();
+    let taken: Vec<usize> = (0..trees.len()).filter(|&i| used & (1 << i) != 0).collect();
     Ok(MasterTrees {
-        trees: kept.iter().map(|&i| candidates[i].clone()).collect(),
+        trees: taken.iter().map(|&i| trees[i].clone()).collect(),
         per_sl: per_sl.map(|m| {
-            kept.iter()
+            taken
+                .iter()
                 .enumerate()
                 .filter(|&(_, &i)| m & (1 << i) != 0)
                 .fold(0u32, |a, (bit, _)| a | 1 << bit)

@@ -23,8 +23,10 @@
 //! The 2^LMC LIDs of a port are placed one after the other, so each finds
 //! the cables its predecessors loaded: they take different up-paths.
 
+use std::cell::Cell;
+
 use crate::fabric::{Cable, Fabric, PortNum, SwitchId};
-use crate::routing::{Lft, NO_PATH};
+use crate::routing::NO_PATH;
 
 use super::fill::FAR;
 use crate::topology::gft::GenFatTree;
@@ -32,27 +34,30 @@ use crate::topology::gft::GenFatTree;
 use super::fill::Way;
 
 pub(super) struct Balance {
-    /// Per switch, per (port, LID offset): destination LIDs of that
-    /// offset that leave there. Each offset is balanced on its own, so
-    /// that base LIDs alone spread as well as all of them do.
-    load: Vec<Vec<u32>>,
+    /// Per (switch, port, LID offset), flat (`at`): destination LIDs of
+    /// that offset that leave there. Each offset is balanced on its own,
+    /// so that base LIDs alone spread as well as all of them do.
+    load: Vec<u32>,
+    /// Per switch: where its ports start in `load` (and, divided by
+    /// `classes`, in `is_down`).
+    load_base: Vec<usize>,
     /// LIDs per port (2^LMC): the offsets counted apart.
     classes: usize,
-    /// The current LID's offset, and the LIDs of its port before it.
+    /// The current LID's offset.
     class: usize,
-    earlier: Vec<crate::fabric::Lid>,
     /// Per switch: its ordinal among the roots (switches without
     /// up-cables), or `usize::MAX`.
     root_of: Vec<usize>,
     /// Per root: a bit set of the switches that reach it going only up.
     below: Vec<Vec<u64>>,
-    /// Per switch, per root: the range of `toward_cables[switch]` holding
-    /// its up-cables to a switch that reaches the root going up.
-    toward: Vec<Vec<(u32, u32)>>,
-    toward_cables: Vec<Vec<Cable>>,
-    /// Per switch: the port down along the current LID's chain, or
-    /// `NO_PATH` off the chain.
+    /// Per (switch, root), flat: the range of `toward_cables` holding the
+    /// switch's up-cables to a switch that reaches the root going up.
+    toward: Vec<(u32, u32)>,
+    toward_cables: Vec<Cable>,
+    /// Per switch: the port down along the current LID's chain (`NO_PATH`
+    /// off the chain), and the switch behind it.
     chain_port: Vec<PortNum>,
+    chain_next: Vec<SwitchId>,
     chain: Vec<SwitchId>,
     /// The chain cables (switch, port down) of the port's earlier LIDs.
     port_chains: Vec<(SwitchId, PortNum)>,
@@ -76,13 +81,58 @@ pub(super) struct Balance {
     by_rank: bool,
     /// Whether the current LID is counted.
     counted: bool,
-    /// Per switch, per port slot: whether the port is a down-cable.
-    is_down: Vec<Vec<bool>>,
+    /// Per (switch, port), flat (`load_base / classes`): whether the port
+    /// is a down-cable.
+    is_down: Vec<bool>,
     /// Per (switch, offset): the routes on its down-cables, and per
     /// switch their number (the mean a chain weighs, `chain_key`).
     down_routes: Vec<u64>,
     down_cables: Vec<u32>,
+    /// Per (switch, offset): how often its counters of that offset
+    /// changed, and the least-loaded candidates the last scan found.
+    changes: Vec<u32>,
+    scans: Vec<Cell<Scan>>,
 }
+
+/// The candidates a switch chooses among: `pick`'s callers name them so
+/// that a scan of the same cables can be remembered. `ALL_UP`: every
+/// up-cable of the switch (a full tree); `all_candidates` with the
+/// destination switch's serial number: the candidates of its plan (two
+/// lists: for host LIDs and for switch LIDs); `TOWARD` with a root: the
+/// up-cables towards it.
+pub(super) type Candidates = u64;
+const TOWARD: Candidates = 1 << 62;
+const NOT_REMEMBERED: Candidates = u64::MAX;
+
+/// Every up-cable of the switch, whatever the destination.
+pub(super) const ALL_UP: Candidates = 1 << 61;
+
+pub(super) fn all_candidates(destination_serial: u32, for_switch_lids: bool) -> Candidates {
+    u64::from(destination_serial) << 1 | u64::from(for_switch_lids)
+}
+
+/// The least-loaded candidates of one switch for one offset, as a scan
+/// found them: while no counter of the switch and offset has changed
+/// since (`changes`), the same candidates give the same order. Only
+/// scans of switches no route passes are remembered (they change no
+/// counter and weigh no other offset), most switches of a full tree:
+/// those that cannot reach the chain's root climb to whichever parent
+/// the fewest LIDs leave for, the same one LID after LID.
+#[derive(Clone, Copy)]
+struct Scan {
+    changes: u32,
+    candidates: Candidates,
+    /// Positions in the candidate list, the least load first (the
+    /// earlier position among equals); `len` of them.
+    best: [u16; SCAN_DEPTH],
+    len: u8,
+}
+
+/// How many least-loaded candidates a scan keeps: with up to
+/// `SCAN_DEPTH - 1` earlier LIDs of the port (lmc ≤ 2), one of them is
+/// always free of those LIDs, so the remembered order answers; beyond,
+/// a full scan does when all kept ones are taken.
+const SCAN_DEPTH: usize = 4;
 
 impl Balance {
     pub(super) fn new(fabric: &Fabric, tree: &GenFatTree) -> Self {
@@ -106,19 +156,18 @@ impl Balance {
             }
             below.push(set);
         }
-        let mut toward = vec![Vec::new(); n];
-        let mut toward_cables = vec![Vec::new(); n];
+        let roots = below.len();
+        let mut toward = vec![(0u32, 0u32); n * roots];
+        let mut toward_cables = Vec::new();
         for s in graph.ids().filter(|s| !tree.up[s.idx()].is_empty()) {
-            let (ranges, list): (&mut Vec<(u32, u32)>, &mut Vec<Cable>) =
-                (&mut toward[s.idx()], &mut toward_cables[s.idx()]);
-            for set in &below {
-                let start = list.len() as u32;
-                list.extend(
+            for (root, set) in below.iter().enumerate() {
+                let start = toward_cables.len() as u32;
+                toward_cables.extend(
                     tree.up[s.idx()]
                         .iter()
                         .filter(|c| set[c.to.idx() / 64] & (1u64 << (c.to.idx() % 64)) != 0),
                 );
-                ranges.push((start, list.len() as u32));
+                toward[s.idx() * roots + root] = (start, toward_cables.len() as u32);
             }
         }
         let classes = 1usize << fabric.lmc();
@@ -128,45 +177,58 @@ impl Balance {
             root_pos[r.idx()] = i;
         }
         let by_rank = !roots_order.is_empty() && classes % roots_order.len() == 0;
+        let mut load_base = Vec::with_capacity(n + 1);
+        let mut ports = 0usize;
+        for s in graph.ids() {
+            load_base.push(ports * classes);
+            ports += graph.port_slots(s);
+        }
+        load_base.push(ports * classes);
+        let mut is_down = vec![false; ports];
+        for s in graph.ids() {
+            let base = load_base[s.idx()] / classes;
+            for c in &tree.down[s.idx()] {
+                is_down[base + c.port.idx()] = true;
+            }
+        }
         Balance {
             by_rank,
             roots_order,
             root_pos,
             base_pos: 0,
-            load: graph
-                .ids()
-                .map(|s| vec![0; graph.port_slots(s) * classes])
-                .collect(),
+            load: vec![0; ports * classes],
+            load_base,
             classes,
             class: 0,
-            earlier: Vec::new(),
             root_of,
             below,
             toward,
             toward_cables,
             chain_port: vec![NO_PATH; n],
+            chain_next: vec![SwitchId::default(); n],
             chain: Vec::new(),
             port_chains: Vec::new(),
             root: usize::MAX,
             counted: true,
-            is_down: graph
-                .ids()
-                .map(|s| {
-                    let mut down = vec![false; graph.port_slots(s)];
-                    for c in &tree.down[s.idx()] {
-                        down[c.port.raw() as usize] = true;
-                    }
-                    down
-                })
-                .collect(),
+            is_down,
             down_routes: vec![0; n * classes],
             down_cables: tree.down.iter().map(|d| d.len() as u32).collect(),
+            changes: vec![0; n * classes],
+            scans: vec![
+                Cell::new(Scan {
+                    changes: 0,
+                    candidates: NOT_REMEMBERED,
+                    best: [0; SCAN_DEPTH],
+                    len: 0,
+                });
+                n * classes
+            ],
         }
     }
 
-    /// Starts offset `class` of a port (whose LIDs before it are
-    /// `earlier`), delivered at switch `t`: lays its chain. `down`: the
-    /// down-hops from every switch to `t` (`FAR` where there is no way).
+    /// Starts offset `class` of a port (`class` 0: its first LID),
+    /// delivered at switch `t`: lays its chain. `down`: the down-hops
+    /// from every switch to `t` (`FAR` where there is no way).
     ///
     /// The base LID's chain climbs from `t` by the counters. Offset o's
     /// chain comes down from the root o places further in `roots_order`
@@ -179,7 +241,7 @@ impl Balance {
         &mut self,
         tree: &GenFatTree,
         down: &[u32],
-        (t, class, earlier): (SwitchId, usize, &[crate::fabric::Lid]),
+        (t, class): (SwitchId, usize),
         counted: bool,
     ) {
         for s in self.chain.drain(..) {
@@ -187,9 +249,7 @@ impl Balance {
         }
         self.counted = counted;
         self.class = class.min(self.classes - 1);
-        self.earlier.clear();
-        self.earlier.extend_from_slice(earlier);
-        if earlier.is_empty() {
+        if class == 0 {
             self.port_chains.clear();
         }
         let target = (class > 0 && self.by_rank)
@@ -265,8 +325,9 @@ impl Balance {
         u32::try_from(routes / cables).unwrap_or(u32::MAX)
     }
 
-    fn lay(&mut self, s: SwitchId, port: PortNum) {
+    fn lay(&mut self, s: SwitchId, port: PortNum, next: SwitchId) {
         self.chain_port[s.idx()] = port;
+        self.chain_next[s.idx()] = next;
         self.chain.push(s);
         self.port_chains.push((s, port));
     }
@@ -279,7 +340,7 @@ impl Balance {
             .min_by_key(|c| self.chain_key(c.to, c.far_port))
             .copied()
         {
-            self.lay(c.to, c.far_port);
+            self.lay(c.to, c.far_port, x);
             x = c.to;
         }
         x
@@ -303,99 +364,150 @@ impl Balance {
             else {
                 break;
             };
-            self.lay(x, c.port);
+            self.lay(x, c.port, c.to);
             x = c.to;
         }
         r
     }
 
+    /// Where the counter of `port` of `s` for the current offset lives.
+    fn at(&self, s: SwitchId, port: PortNum) -> usize {
+        self.load_base[s.idx()] + port.idx() * self.classes + self.class
+    }
+
     fn load_of(&self, s: SwitchId, port: PortNum) -> u32 {
-        self.load[s.idx()]
-            .get(self.slot(port))
-            .copied()
-            .unwrap_or(0)
+        self.load[self.at(s, port)]
+    }
+
+    /// Counts the current LID's `weight` routes leaving `s` at `port`.
+    pub(super) fn pass(&mut self, s: SwitchId, port: PortNum, weight: u32) {
+        self.count(s, port, weight);
     }
 
     fn count(&mut self, s: SwitchId, port: PortNum, weight: u32) {
-        if self.counted {
-            let slot = self.slot(port);
-            if let Some(l) = self.load[s.idx()].get_mut(slot) {
-                *l += weight;
-            }
-            if self.is_down[s.idx()].get(port.raw() as usize) == Some(&true) {
-                self.down_routes[s.idx() * self.classes + self.class] += u64::from(weight);
+        if self.counted && weight > 0 {
+            let at = self.at(s, port);
+            self.load[at] += weight;
+            let here = s.idx() * self.classes + self.class;
+            self.changes[here] = self.changes[here].wrapping_add(1);
+            if self.is_down[at / self.classes] {
+                self.down_routes[here] += u64::from(weight);
             }
         }
-    }
-
-    fn slot(&self, port: PortNum) -> usize {
-        port.raw() as usize * self.classes + self.class
-    }
-
-    /// What a cable costs the current LID at switch `s`: first how many
-    /// earlier LIDs of its port leave there (so a port's LIDs take
-    /// disjoint paths where there are, the paper's 2^LMC paths), then the
-    /// LIDs of its offset already leaving there.
-    fn key(&self, lfts: &[Lft], s: SwitchId, port: PortNum) -> (usize, u32) {
-        let load = self.load_of(s, port);
-        let lft = &lfts[s.idx()];
-        let reused = self.earlier.iter().filter(|&&l| lft.get(l) == port).count();
-        (reused, load)
     }
 
     /// The routes of every offset that leave `s` at `port` (ties between
     /// equal loads of one offset go to the cable the others load least:
     /// the busiest cable counts every LID).
     fn all_offsets(&self, s: SwitchId, port: PortNum) -> u32 {
-        let at = port.raw() as usize * self.classes;
-        self.load[s.idx()]
-            .get(at..at + self.classes)
-            .map_or(0, |l| l.iter().sum())
+        let at = self.load_base[s.idx()] + port.idx() * self.classes;
+        self.load[at..at + self.classes].iter().sum()
     }
 
     /// The least-loaded of `cables` at `s` (the first of equals; with
-    /// `all_offsets`, the one all offsets load least among equals).
+    /// `all_offsets`, the one all offsets load least among equals). A
+    /// cable's cost is first how many earlier LIDs of the current port
+    /// leave there (`earlier`: their entries in `s`'s table, so a port's
+    /// LIDs take disjoint paths where there are, the paper's 2^LMC
+    /// paths), then the LIDs of its offset already leaving there.
     fn least<'c>(
         &self,
-        lfts: &[Lft],
+        earlier: &[u8],
         s: SwitchId,
         cables: impl Iterator<Item = &'c Cable>,
         all_offsets: bool,
-    ) -> Option<PortNum> {
-        // One candidate (most switches of a full tree, towards the
-        // chain's root or down to the destination): nothing to weigh.
-        let mut cables = cables.peekable();
-        let first = cables.next()?;
-        if cables.peek().is_none() {
-            return Some(first.port);
-        }
+    ) -> Option<&'c Cable> {
         // The best so far, and its all-offsets load once a tie asked.
-        let mut best: Option<((usize, u32), PortNum, Option<u32>)> = None;
-        for c in std::iter::once(first).chain(cables) {
-            let k = self.key(lfts, s, c.port);
+        let mut best: Option<((usize, u32), &Cable, Option<u32>)> = None;
+        for c in cables {
+            let k = (reused(earlier, c.port), self.load_of(s, c.port));
             match &mut best {
                 Some((b, _, _)) if k > *b => {}
                 Some((b, p, all)) if k == *b => {
                     if all_offsets {
-                        let theirs = *all.get_or_insert_with(|| self.all_offsets(s, *p));
+                        let theirs = *all.get_or_insert_with(|| self.all_offsets(s, p.port));
                         let ours = self.all_offsets(s, c.port);
                         if ours < theirs {
-                            best = Some((k, c.port, Some(ours)));
+                            best = Some((k, c, Some(ours)));
                         }
                     }
                 }
-                _ => best = Some((k, c.port, None)),
+                _ => best = Some((k, c, None)),
             }
         }
-        best.map(|(_, p, _)| p)
+        best.map(|(_, c, _)| c)
+    }
+
+    /// `least` over every one of `cables` for a switch no route passes,
+    /// from the remembered scan while `s`'s counters of this offset have
+    /// not changed: the first remembered candidate no earlier LID of the
+    /// port took is the least (it is the least-loaded, the first of
+    /// equals, among those free of earlier LIDs); a full scan otherwise.
+    fn least_remembered<'c>(
+        &self,
+        earlier: &[u8],
+        s: SwitchId,
+        cables: &'c [Cable],
+        candidates: Candidates,
+    ) -> Option<&'c Cable> {
+        let here = s.idx() * self.classes + self.class;
+        let changes = self.changes[here];
+        let scan = self.scans[here].get();
+        let scan = if scan.changes == changes && scan.candidates == candidates {
+            scan
+        } else {
+            let fresh = self.scan(s, cables, candidates, changes);
+            self.scans[here].set(fresh);
+            fresh
+        };
+        scan.best[..scan.len as usize]
+            .iter()
+            .map(|&i| &cables[i as usize])
+            .find(|c| reused(earlier, c.port) == 0)
+            .or_else(|| self.least(earlier, s, cables.iter(), false))
+    }
+
+    /// The `SCAN_DEPTH` least-loaded of `cables` at `s` for the current
+    /// offset, the earlier position first among equals.
+    fn scan(&self, s: SwitchId, cables: &[Cable], candidates: Candidates, changes: u32) -> Scan {
+        let mut kept: [(u32, u16); SCAN_DEPTH] = [(0, 0); SCAN_DEPTH];
+        let mut len = 0usize;
+        for (i, c) in cables.iter().enumerate() {
+            let load = self.load_of(s, c.port);
+            if len == SCAN_DEPTH && load >= kept[SCAN_DEPTH - 1].0 {
+                continue;
+            }
+            // After every kept one of no more load: equals keep their order.
+            let mut place = len.min(SCAN_DEPTH - 1);
+            while place > 0 && kept[place - 1].0 > load {
+                kept[place] = kept[place - 1];
+                place -= 1;
+            }
+            kept[place] = (load, i as u16);
+            len = (len + 1).min(SCAN_DEPTH);
+        }
+        let mut best = [0u16; SCAN_DEPTH];
+        for (b, k) in best.iter_mut().zip(&kept[..len]) {
+            *b = k.1;
+        }
+        Scan {
+            changes,
+            candidates,
+            best,
+            len: len as u8,
+        }
     }
 
     /// `s`'s up-cables that lead to the current chain's root.
-    fn toward_root(&self, s: SwitchId) -> &[Cable] {
-        let Some(&(a, b)) = self.toward.get(s.idx()).and_then(|t| t.get(self.root)) else {
+    pub(super) fn toward_root(&self, s: SwitchId) -> &[Cable] {
+        let roots = self.below.len();
+        let Some(&(a, b)) = (self.root < roots)
+            .then(|| self.toward.get(s.idx() * roots + self.root))
+            .flatten()
+        else {
             return &[];
         };
-        &self.toward_cables[s.idx()][a as usize..b as usize]
+        &self.toward_cables[a as usize..b as usize]
     }
 
     fn leads_to_root(&self, s: SwitchId) -> bool {
@@ -404,53 +516,96 @@ impl Balance {
             .is_some_and(|set| set[s.idx() / 64] & (1u64 << (s.idx() % 64)) != 0)
     }
 
-    /// The port switch `s` forwards the current LID to, among `cables`;
-    /// `flow`: the sources whose packets to it pass `s` (its own CAs and
-    /// those of every switch that forwards it there, known because the
-    /// fill visits switches farthest from the destination first). Every
+    /// The cable switch `s` forwards the current LID over, among
+    /// `cables` (named by `candidates`), and the switch behind it;
+    /// `earlier`: `s`'s table entries of the port's earlier LIDs; `flow`:
+    /// the sources whose packets to it pass `s` (its own CAs and those of
+    /// every switch that forwards it there, known because the fill
+    /// visits switches farthest from the destination first). Every
     /// counter is then a count of routes, comparable across switches: a
     /// spine that carries the packets of a leaf cabled to no other spine
     /// weighs them all, and its down-cables balance them.
     pub(super) fn pick(
         &mut self,
-        lfts: &[Lft],
+        earlier: &[u8],
         s: SwitchId,
-        (cables, way, all_up): (&[Cable], Way, bool),
+        (cables, candidates, way, all_up): (&[Cable], Candidates, Way, bool),
         flow: u32,
-    ) -> PortNum {
+    ) -> Option<(PortNum, SwitchId)> {
         let on_chain = self.chain_port[s.idx()];
         if way == Way::Down && on_chain != NO_PATH {
             self.count(s, on_chain, flow);
-            return on_chain;
+            return Some((on_chain, self.chain_next[s.idx()]));
         }
-        // In a full tree every up-cable is a candidate, and the ones that
-        // lead to the chain's root are known in advance: no scan.
-        let toward = match (way, all_up) {
-            (Way::Up, true) => self.toward_root(s),
-            _ => &[],
+        // The candidates the switch prefers, if any: up-cables to a
+        // switch below the chain's root, down-cables to a switch of the
+        // chain. In a full tree every up-cable is a candidate, and the
+        // ones that lead to the chain's root are known in advance.
+        let (cables, candidates) = match way {
+            Way::Up if all_up => match self.toward_root(s) {
+                [] => (cables, candidates),
+                toward => (toward, TOWARD | self.root as u64),
+            },
+            Way::Up => (
+                cables,
+                self.unless_preferred(cables, |b, c| b.leads_to_root(c.to), candidates),
+            ),
+            Way::Down => (
+                cables,
+                self.unless_preferred(
+                    cables,
+                    |b, c| b.chain_port[c.to.idx()] != NO_PATH,
+                    candidates,
+                ),
+            ),
+            Way::Other => (cables, candidates),
         };
-        // The all-offsets tie-break spreads routes; a switch no route to
-        // this LID passes (flow 0: most switches that cannot reach the
-        // chain's root) changes no counter whichever it takes, and
-        // skipping it there saves most of the fill's time at lmc > 0.
-        let all_offsets = self.classes > 1 && flow > 0;
-        let port = if toward.is_empty() {
-            let prefer = |c: &Cable| match way {
-                Way::Up => self.leads_to_root(c.to),
-                Way::Down => self.chain_port[c.to.idx()] != NO_PATH,
-                Way::Other => true,
-            };
-            self.least(lfts, s, cables.iter().filter(|c| prefer(c)), all_offsets)
-                .or_else(|| self.least(lfts, s, cables.iter(), all_offsets))
-        } else {
-            self.least(lfts, s, toward.iter(), all_offsets)
-        };
-        let Some(port) = port else {
-            return NO_PATH;
-        };
-        self.count(s, port, flow);
-        port
+        let cable = match cables {
+            // One candidate (most switches of a full tree, towards the
+            // chain's root or down to the destination): nothing to weigh.
+            [] => None,
+            [only] => Some(only),
+            _ if candidates == NOT_REMEMBERED => {
+                let prefer = |c: &&Cable| match way {
+                    Way::Up => self.leads_to_root(c.to),
+                    Way::Down => self.chain_port[c.to.idx()] != NO_PATH,
+                    Way::Other => true,
+                };
+                let all_offsets = self.classes > 1 && flow > 0;
+                self.least(earlier, s, cables.iter().filter(prefer), all_offsets)
+            }
+            // The all-offsets tie-break spreads routes; a switch no route
+            // to this LID passes (flow 0: most switches that cannot reach
+            // the chain's root) changes no counter whichever it takes.
+            _ if flow == 0 => self.least_remembered(earlier, s, cables, candidates),
+            _ => self.least(earlier, s, cables.iter(), self.classes > 1),
+        }
+        .copied();
+        let cable = cable?;
+        self.count(s, cable.port, flow);
+        Some((cable.port, cable.to))
     }
+
+    /// `candidates` when none of `cables` is preferred (then all are
+    /// weighed), `NOT_REMEMBERED` when some are (only those are).
+    fn unless_preferred(
+        &self,
+        cables: &[Cable],
+        prefer: impl Fn(&Self, &Cable) -> bool,
+        candidates: Candidates,
+    ) -> Candidates {
+        if cables.iter().any(|c| prefer(self, c)) {
+            NOT_REMEMBERED
+        } else {
+            candidates
+        }
+    }
+}
+
+/// How many of the port's earlier LIDs leave by `port` (`earlier`: their
+/// entries in the switch's table).
+fn reused(earlier: &[u8], port: PortNum) -> usize {
+    earlier.iter().filter(|&&p| p == port.raw()).count()
 }
 
 /// The roots in the order a leaf reaches them: level by level from the

@@ -1,12 +1,12 @@
 //! The LFT fill: every LID of every end port, on every switch.
 
-use super::balance::Balance;
+use super::balance::{all_candidates, Balance, Candidates, ALL_UP};
 use super::vl1::{vl1_tables, VL1_SL};
 use super::{LmcPlan, MlidOptions, NAME};
 use crate::deadlock::virtual_layers::make_deadlock_free;
 use crate::error::Error;
-use crate::fabric::{Cable, Fabric, Lid, PortNum, SwitchId};
-use crate::routing::{Lft, PathSl, Routing, SwitchSls};
+use crate::fabric::{Bfs, Cable, Fabric, Lid, PortNum, SwitchId};
+use crate::routing::{Lft, PathSl, Routing, SwitchSls, NO_PATH};
 use crate::topology::gft::GenFatTree;
 
 /// Per host port (base LID): the place of its base LID's root among the
@@ -118,9 +118,8 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
     let second_vl = fabric.vl_budget().usable() >= 2;
     let mut sls: Option<SwitchSls> = None;
     let mut dist = UpDownDistances::new(graph.switch_count());
-    let mut plans = vec![Plan::default(); graph.switch_count()];
+    let mut steps = Steps::default();
     let mut balance = Balance::new(fabric, tree);
-    let mut order: Vec<SwitchId> = Vec::with_capacity(graph.switch_count());
     // Per switch: the sources whose packets to the current LID pass it.
     let mut flow = vec![0u32; graph.switch_count()];
     let hosts: Vec<u32> = graph.ids().map(|s| graph.hosts(s)).collect();
@@ -130,62 +129,85 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
         if at_switch[t.idx()].is_empty() {
             continue;
         }
-        dist.compute(tree, t, second_vl);
-        for s in graph.ids() {
-            dist.plan(fabric, tree, (s, t), &mut plans[s.idx()]);
-        }
-        // Farthest from `t` first: every up*/down* hop brings a packet
-        // one step nearer, so a switch is visited after every switch
-        // that forwards to it and knows how many sources pass it. Those
-        // without an up*/down* path (their packets' own) come first.
-        order.clear();
-        order.extend(graph.ids());
-        order.sort_by_key(|s| {
-            let best = dist.best[s.idx()];
-            (best < FAR, std::cmp::Reverse(best))
-        });
+        dist.compute(fabric, tree, t, second_vl);
+        steps.lay(fabric, tree, &dist);
+        let serial = t.idx() as u32;
         for d in &at_switch[t.idx()] {
             routed += 1;
             let to_switch = d.deliver.is_management();
+            if !to_switch {
+                detoured.extend(steps.shortest_with_hosts.iter().map(|&s| (s, t)));
+            }
             for (o, lid) in (0..d.count as usize).zip(d.lids()) {
                 // Switch LIDs carry management traffic only: routed the
                 // same way, not counted.
-                let lids: Vec<Lid> = d.lids().collect();
-                balance.start_lid(tree, &dist.down, (t, o, &lids[..o]), !to_switch);
+                balance.start_lid(tree, &dist.down, (t, o), !to_switch);
                 if o == 0 && !to_switch {
                     base_places.push((d.base, balance.base_place()));
                 }
                 flow.copy_from_slice(&hosts);
-                for &s in &order {
-                    let plan = &plans[s.idx()];
+                // The port's earlier LIDs, in every table.
+                let earlier = d.base.idx()..d.base.idx() + o;
+                for step in &steps.list {
+                    let s = step.s;
                     let out = if s == t {
                         d.deliver
-                    } else {
-                        balance.pick(
-                            &lfts,
-                            s,
-                            (plan.cables_for(to_switch), plan.way, plan.all_up),
-                            flow[s.idx()],
-                        )
-                    };
-                    if s != t {
-                        if let Some(next) = graph.switch_behind(s, out) {
-                            flow[next.idx()] += flow[s.idx()];
+                    } else if let Some((port, next)) = step.only[usize::from(to_switch)] {
+                        // One candidate: the chain, where it passes, takes
+                        // it too (every cable down to a chain's switch is a
+                        // candidate of the switch above).
+                        let here = flow[s.idx()];
+                        if here > 0 {
+                            balance.pass(s, port, here);
+                            flow[next.idx()] += here;
                         }
-                    }
-                    let hosted = graph.hosts(s) > 0;
-                    if o == 0 && plan.shortest && !to_switch && hosted {
-                        detoured.push((s, t));
-                    }
-                    // Only hosts' packets take SL 1: a switch without
-                    // hosts passes VL 1 packets on, its own management
-                    // packets need no data VL.
-                    if plan.descends_on_vl1 && !to_switch && hosted {
-                        sls.get_or_insert_with(|| SwitchSls::new(fabric))
-                            .set(s, lid, VL1_SL);
-                        on_vl1 += usize::from(o == 0);
-                    }
+                        port
+                    } else if step.for_hosts == Listed::AllUp && balance.toward_root(s).len() == 1 {
+                        // A full tree's switch with one up-cable towards
+                        // the chain's root (most of them): it takes it.
+                        let c = balance.toward_root(s)[0];
+                        let here = flow[s.idx()];
+                        if here > 0 {
+                            balance.pass(s, c.port, here);
+                            flow[c.to.idx()] += here;
+                        }
+                        c.port
+                    } else {
+                        let (cables, candidates) = steps.candidates(tree, step, to_switch, serial);
+                        let row = lfts[s.idx()].as_bytes();
+                        let earlier = row.get(earlier.clone()).unwrap_or(&[]);
+                        let here = flow[s.idx()];
+                        match balance.pick(
+                            earlier,
+                            s,
+                            (
+                                cables,
+                                candidates,
+                                step.way,
+                                step.for_hosts == Listed::AllUp,
+                            ),
+                            here,
+                        ) {
+                            Some((port, next)) => {
+                                flow[next.idx()] += here;
+                                port
+                            }
+                            None => NO_PATH,
+                        }
+                    };
                     lfts[s.idx()].set(lid, out);
+                }
+                // Only hosts' packets take SL 1: a switch without hosts
+                // passes VL 1 packets on, its own management packets need
+                // no data VL.
+                if !to_switch && !steps.descending_with_hosts.is_empty() {
+                    let sls = sls.get_or_insert_with(|| SwitchSls::new(fabric));
+                    for &s in &steps.descending_with_hosts {
+                        sls.set(s, lid, VL1_SL);
+                    }
+                    if o == 0 {
+                        on_vl1 += steps.descending_with_hosts.len();
+                    }
                 }
             }
         }
@@ -201,6 +223,162 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
             roots: balance.roots(),
             by_rank: balance.by_rank(),
         },
+    }
+}
+
+/// Every switch's way towards one destination switch, in the order the
+/// fill visits them: farthest from it first, so that a switch is visited
+/// after every switch that forwards to it and knows how many sources pass
+/// it (every up*/down* hop brings a packet one step nearer); those
+/// without an up*/down* path (their packets' own) come first. Laid once
+/// per destination switch, for all its LIDs.
+#[derive(Default)]
+struct Steps {
+    list: Vec<Step>,
+    /// The candidate cables of every step.
+    cables: Vec<Cable>,
+    /// Switches with hosts and without an up*/down* path or a descent to
+    /// one (shortest paths), and those that descend on VL 1.
+    shortest_with_hosts: Vec<SwitchId>,
+    descending_with_hosts: Vec<SwitchId>,
+    plan: Plan,
+    order: Vec<SwitchId>,
+    counts: Vec<usize>,
+}
+
+/// One switch's way towards the destination switch (see `Plan`).
+struct Step {
+    s: SwitchId,
+    way: Way,
+    /// The candidates for host LIDs and for switch LIDs.
+    for_hosts: Listed,
+    for_switches: Listed,
+    /// For host and switch LIDs: the port and the switch behind it where
+    /// there is just one candidate.
+    only: [Option<(PortNum, SwitchId)>; 2],
+}
+
+/// Where a step's candidates are listed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Listed {
+    /// Every up-cable of the switch (`GenFatTree::up`), as in a full tree.
+    AllUp,
+    /// A range of `Steps::cables`.
+    At(u32, u32),
+}
+
+impl Steps {
+    // Out of line (as `compute`): profiles show the per-destination work
+    // apart from the per-LID fill.
+    #[inline(never)]
+    fn lay(&mut self, fabric: &Fabric, tree: &GenFatTree, dist: &UpDownDistances) {
+        let graph = fabric.graph();
+        self.sort(graph.switch_count(), &dist.best);
+        self.list.clear();
+        self.cables.clear();
+        self.shortest_with_hosts.clear();
+        self.descending_with_hosts.clear();
+        for &s in &self.order {
+            let plan = &mut self.plan;
+            dist.plan(fabric, tree, s, plan);
+            let for_hosts = if plan.all_up {
+                Listed::AllUp
+            } else {
+                let start = self.cables.len() as u32;
+                self.cables.extend_from_slice(&plan.cables);
+                Listed::At(start, self.cables.len() as u32)
+            };
+            let for_switches = if plan.descends_on_vl1 {
+                let start = self.cables.len() as u32;
+                self.cables.extend_from_slice(&plan.switch_lid_cables);
+                Listed::At(start, self.cables.len() as u32)
+            } else {
+                for_hosts
+            };
+            let only = |listed| match Self::resolve(&self.cables, tree, s, listed) {
+                [c] => Some((c.port, c.to)),
+                _ => None,
+            };
+            self.list.push(Step {
+                s,
+                way: plan.way,
+                only: [only(for_hosts), only(for_switches)],
+                for_hosts,
+                for_switches,
+            });
+            if graph.hosts(s) > 0 {
+                if plan.shortest {
+                    self.shortest_with_hosts.push(s);
+                }
+                if plan.descends_on_vl1 {
+                    self.descending_with_hosts.push(s);
+                }
+            }
+        }
+    }
+
+    fn resolve<'a>(
+        cables: &'a [Cable],
+        tree: &'a GenFatTree,
+        s: SwitchId,
+        listed: Listed,
+    ) -> &'a [Cable] {
+        match listed {
+            Listed::AllUp => &tree.up[s.idx()],
+            Listed::At(a, b) => &cables[a as usize..b as usize],
+        }
+    }
+
+    /// Switch ids ordered by `(best < FAR, Reverse(best))`, ids ascending
+    /// among equals (a counting sort: distances are small).
+    fn sort(&mut self, n: usize, best: &[u32]) {
+        let key = |s: usize| {
+            if best[s] >= FAR {
+                0
+            } else {
+                n + 1 - best[s].min(n as u32) as usize
+            }
+        };
+        self.counts.clear();
+        self.counts.resize(n + 2, 0);
+        for s in 0..n {
+            self.counts[key(s)] += 1;
+        }
+        let mut at = 0;
+        for c in self.counts.iter_mut() {
+            let here = *c;
+            *c = at;
+            at += here;
+        }
+        self.order.clear();
+        self.order.resize(n, SwitchId::default());
+        for s in 0..n {
+            let k = key(s);
+            self.order[self.counts[k]] = SwitchId::new(s);
+            self.counts[k] += 1;
+        }
+    }
+
+    /// A step's candidate cables for a host or switch LID, and their name
+    /// for the balancing's memory (`serial`: the destination switch's).
+    fn candidates<'a>(
+        &'a self,
+        tree: &'a GenFatTree,
+        step: &Step,
+        to_switch: bool,
+        serial: u32,
+    ) -> (&'a [Cable], Candidates) {
+        let for_switches = to_switch && step.for_switches != step.for_hosts;
+        let listed = if for_switches {
+            step.for_switches
+        } else {
+            step.for_hosts
+        };
+        let name = match listed {
+            Listed::AllUp => ALL_UP,
+            Listed::At(..) => all_candidates(serial, for_switches),
+        };
+        (Self::resolve(&self.cables, tree, step.s, listed), name)
     }
 }
 
@@ -316,11 +494,20 @@ struct UpDownDistances {
     /// Whether the switch's up*/down* route goes up all the way, whichever
     /// candidate a LID takes (the destination switch itself too).
     climbs: Vec<bool>,
+    /// Whether the switch goes up and every up-cable is on a shortest
+    /// up*/down* path (a full tree).
+    all_up: Vec<bool>,
     /// For switches without an up*/down* path: down-hops to the nearest
     /// switch whose route climbs (0 for those themselves; FAR where
     /// there is none, for the rest, and without a second VL).
     turn: Vec<u32>,
     queue: std::collections::VecDeque<SwitchId>,
+    /// Hops from `t` on any cables, searched only when some switch has no
+    /// up*/down* path to it (their shortest paths): one search per such
+    /// destination instead of the fabric's all-pairs table (2.6 million
+    /// entries on the 36-port three-level tree, mostly never read).
+    from_t: Bfs,
+    searched: bool,
 }
 
 pub(super) const FAR: u32 = u32::MAX / 2;
@@ -331,12 +518,16 @@ impl UpDownDistances {
             down: vec![FAR; n],
             best: vec![FAR; n],
             climbs: vec![false; n],
+            all_up: vec![false; n],
             turn: vec![FAR; n],
             queue: Default::default(),
+            from_t: Bfs::new(n),
+            searched: false,
         }
     }
 
-    fn compute(&mut self, tree: &GenFatTree, t: SwitchId, second_vl: bool) {
+    #[inline(never)]
+    fn compute(&mut self, fabric: &Fabric, tree: &GenFatTree, t: SwitchId, second_vl: bool) {
         self.down.fill(FAR);
         self.down[t.idx()] = 0;
         self.queue.push_back(t);
@@ -348,25 +539,28 @@ impl UpDownDistances {
                 }
             }
         }
-        for &s in &tree.top_down {
-            let via_up = tree.up[s.idx()]
-                .iter()
-                .map(|c| self.best[c.to.idx()] + 1)
-                .min()
-                .unwrap_or(FAR);
-            self.best[s.idx()] = self.down[s.idx()].min(via_up);
-        }
         // Parents come before their children top-down, so a switch's
-        // candidates are settled when it is.
+        // candidates are settled when it is: one pass over the up-cables
+        // finds the best way up, how many parents lie on it and whether
+        // every one of them climbs.
         for &s in &tree.top_down {
-            let best = self.best[s.idx()];
-            self.climbs[s.idx()] = s == t
-                || (best < FAR
-                    && self.down[s.idx()] != best
-                    && tree.up[s.idx()]
-                        .iter()
-                        .filter(|c| self.best[c.to.idx()] + 1 == best)
-                        .all(|c| self.climbs[c.to.idx()]));
+            let up = &tree.up[s.idx()];
+            let (mut via_up, mut ties, mut all_climb) = (u32::MAX, 0usize, true);
+            for c in up {
+                let b = self.best[c.to.idx()] + 1;
+                if b < via_up {
+                    (via_up, ties, all_climb) = (b, 1, self.climbs[c.to.idx()]);
+                } else if b == via_up {
+                    ties += 1;
+                    all_climb &= self.climbs[c.to.idx()];
+                }
+            }
+            let down = self.down[s.idx()];
+            let best = down.min(via_up);
+            self.best[s.idx()] = best;
+            let goes_up = best < FAR && down != best;
+            self.climbs[s.idx()] = s == t || (goes_up && all_climb);
+            self.all_up[s.idx()] = goes_up && ties == up.len();
         }
         // Children before parents.
         for &s in tree.top_down.iter().rev() {
@@ -387,17 +581,25 @@ impl UpDownDistances {
                     .min(FAR)
             };
         }
+        self.searched = self.best.iter().any(|&b| b >= FAR);
+        if self.searched {
+            self.from_t.run(fabric.graph(), t);
+        }
     }
 
-    /// How `s` forwards towards switch `t`, whatever the LID: the
+    /// Hops from `s` to the destination switch on any cables (`FAR` where
+    /// there is no way, or no search was needed).
+    fn hops(&self, s: SwitchId) -> u32 {
+        if self.searched && self.from_t.reached(s) {
+            self.from_t.dist(s)
+        } else {
+            FAR
+        }
+    }
+
+    /// How `s` forwards towards the destination switch, whatever the LID: the
     /// candidate cables; the balancing picks one per LID.
-    fn plan(
-        &self,
-        fabric: &Fabric,
-        tree: &GenFatTree,
-        (s, t): (SwitchId, SwitchId),
-        plan: &mut Plan,
-    ) {
+    fn plan(&self, fabric: &Fabric, tree: &GenFatTree, s: SwitchId, plan: &mut Plan) {
         let (best, down) = (self.best[s.idx()], self.down[s.idx()]);
         plan.cables.clear();
         plan.switch_lid_cables.clear();
@@ -405,11 +607,11 @@ impl UpDownDistances {
             (Way::Other, false, false, false);
         if best >= FAR {
             let g = fabric.graph();
-            let d = u32::from(g.dist(s, t));
+            let d = self.hops(s);
             let shortest = g
                 .cables(s)
                 .iter()
-                .filter(|c| u32::from(g.dist(c.to, t)) + 1 == d)
+                .filter(|c| self.hops(c.to) + 1 == d)
                 .copied();
             let turn = self.turn[s.idx()];
             if turn < FAR {
@@ -433,6 +635,9 @@ impl UpDownDistances {
                     .iter()
                     .filter(|c| self.down[c.to.idx()] + 1 == down),
             );
+        } else if self.all_up[s.idx()] {
+            // Every up-cable: the tree's own list, not copied.
+            (plan.way, plan.all_up) = (Way::Up, true);
         } else {
             plan.way = Way::Up;
             plan.cables.extend(
@@ -440,7 +645,6 @@ impl UpDownDistances {
                     .iter()
                     .filter(|c| self.best[c.to.idx()] + 1 == best),
             );
-            plan.all_up = plan.cables.len() == tree.up[s.idx()].len();
         }
     }
 }
@@ -471,14 +675,4 @@ pub(super) enum Way {
     Up,
     #[default]
     Other,
-}
-
-impl Plan {
-    fn cables_for(&self, to_switch: bool) -> &[Cable] {
-        if to_switch && self.descends_on_vl1 {
-            &self.switch_lid_cables
-        } else {
-            &self.cables
-        }
-    }
 }

@@ -56,12 +56,16 @@ const RAISE_LMC: OptionSpec = OptionSpec {
     help: "raise OpenSM's lmc to what the tree needs and have it reassign every LID (see docs/engines/mlid.md)",
 };
 
-/// Off for mlid: its layering serves the few pairs a tree leaves without
-/// an up*/down* path, and a VL more for multicast is the operator's call
-/// (where the check finds no tree for SL 0 there, this is the remedy).
+/// On by default (the config's default; `MlidOptions::default()`, which
+/// the engine's own tests route with, keeps it off): where mlid layers
+/// its paths (Aggregation Nodes on line chips of two directors) no tree
+/// that joins both directors fits beside unicast layer 0, which turns at
+/// the leaves from one director into the other; only a VL more gives the
+/// IPoIB broadcast group, of every CA, a checked tree
+/// (`multicast::rules`, docs/multicast.md).
 const MULTICAST_VL: OptionSpec = OptionSpec {
     key: "multicast_vl",
-    default: "FALSE",
+    default: "TRUE",
     help: "where paths go to virtual layers and one more VL is available: unicast on SLs/VLs 1.., VL 0 kept \
            for multicast on SL 0 (the IPoIB broadcast group), whose trees are then checked loop-free",
 };

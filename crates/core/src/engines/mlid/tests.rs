@@ -844,3 +844,101 @@ fn the_path_selection_never_spreads_worse_than_base_lids() {
         }
     }
 }
+
+/// A fingerprint of everything the routing hands OpenSM and the hosts:
+/// every switch's table, the SL of every LID pair, the SL2VL tables and
+/// the path selection (FNV-1a, so it does not change between builds).
+fn fingerprint(f: &Fabric) -> u64 {
+    let outcome = outcome(f, &MlidOptions::default()).unwrap();
+    let r = &outcome.routing;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for lft in &r.lfts {
+        eat(lft.as_bytes());
+    }
+    let lids: Vec<Lid> = f.lids().map(|(lid, _)| lid).collect();
+    for &s in &lids {
+        for &d in &lids {
+            eat(&[r.path_sl.sl(s, d)]);
+        }
+    }
+    eat(format!("{:?}", r.sl2vl).as_bytes());
+    let ranks = outcome.dlid_choice.and_then(|c| c.source_ranks());
+    eat(format!("{ranks:?}").as_bytes());
+    h
+}
+
+/// The fill is tuned for speed, and no tuning may move a route: these
+/// fingerprints are the tables of the fill before it was (commit
+/// b8c0d8d), on trees that take every branch of it — many equal
+/// candidates (a small twin of the 36-port three-level tree), cut cables,
+/// a lost switch, bundles with hosts on top switches (VL 1 descents), and
+/// the director twin with Aggregation Nodes (virtual layers), each at
+/// lmc 0 and 2. A change that is meant must show EBB and the busiest
+/// cable no worse (`osmroute check`), then update them.
+#[test]
+fn the_fill_gives_the_tables_it_always_gave() {
+    use crate::gen::pgft::{pgft, pgft_with_top_hosts, Pgft};
+    type Tree = (&'static str, Box<dyn Fn(u8) -> Fabric>);
+    let trees: Vec<Tree> = vec![
+        ("FT(8,3)", Box::new(|lmc| tree_fabric(8, 3, lmc))),
+        (
+            "FT(8,3), 5 % of the cables cut",
+            Box::new(|lmc| {
+                let mut b = gen::shuffle_ports(&fattree(8, 3).unwrap(), 3);
+                gen::degrade::drop_links(&mut b, 0.05, 3).unwrap();
+                with_lids(b, lmc)
+            }),
+        ),
+        (
+            "PGFT(3; 6,6,4; 1,6,6; 1,1,1)",
+            Box::new(|lmc| {
+                let p = Pgft {
+                    down: vec![6, 6, 4],
+                    up: vec![1, 6, 6],
+                    parallel: vec![1, 1, 1],
+                };
+                with_lids(gen::shuffle_ports(&pgft(&p).unwrap(), 2), lmc)
+            }),
+        ),
+        (
+            "PGFT(3; 8,8,6; 1,4,4; 1,2,1), a switch lost",
+            Box::new(|lmc| {
+                let p = Pgft {
+                    down: vec![8, 8, 6],
+                    up: vec![1, 4, 4],
+                    parallel: vec![1, 2, 1],
+                };
+                let (b, _) = gen::degrade::drop_switches(&pgft(&p).unwrap(), 0.02, 5).unwrap();
+                with_lids(b, lmc)
+            }),
+        ),
+        (
+            "PGFT(3; 4,4,3; 1,2,2; 1,2,1), 3 hosts on top switches",
+            Box::new(|lmc| {
+                let b = pgft_with_top_hosts(&pgft_3_443(), 3, 1).unwrap();
+                with_lids(gen::shuffle_ports(&b, 1), lmc)
+            }),
+        ),
+        (
+            "director twin with Aggregation Nodes",
+            Box::new(director_twin_with_aggregation_nodes),
+        ),
+    ];
+    let expected: [[u64; 2]; 6] = [
+        [0xd24df2e1d809c74f, 0xb9371d9c60f0c0f0],
+        [0x92cc9b70f5889f7a, 0xba1c383b81490e36],
+        [0xc8a426941a1cce5f, 0xd9d1a7eb81b6d0e5],
+        [0xa1b1581e7927b520, 0xef510579cbf9233a],
+        [0x5ce1bb4d531daed9, 0x23e8c0f3d93703cd],
+        [0x385be94d0d243c16, 0x8d1eee8e67c5847a],
+    ];
+    for ((name, make), want) in trees.iter().zip(expected) {
+        let got = [0u8, 2].map(|lmc| fingerprint(&make(lmc)));
+        assert_eq!(got, want, "{name} (lmc 0, 2): {got:#x?}");
+    }
+}

@@ -472,6 +472,9 @@ struct Kind {
     /// Per destination (its place in `dests`) and home bit, the number
     /// of LIDs (`set_homes`).
     by_home: Vec<(u32, u64, u32)>,
+    /// Per LID (in `lids`' order), its place in `by_home`: LIDs of one
+    /// place take one port wherever `fixed_by_home` holds.
+    home_class: Vec<u32>,
     /// Per LID (as `lids`), whether a lost cable moved its home
     /// (`set_homes`).
     moved: Vec<bool>,
@@ -484,6 +487,7 @@ impl Kind {
             lids: Vec::new(),
             dests: Vec::new(),
             by_home: Vec::new(),
+            home_class: Vec::new(),
             moved: Vec::new(),
         };
         for (lid, t) in lids {
@@ -518,6 +522,15 @@ impl Kind {
                 _ => self.by_home.push((d, h, 1)),
             }
         }
+        let by_home = &self.by_home;
+        self.home_class = self
+            .lids
+            .iter()
+            .map(|&(lid, d)| {
+                let key = (d, home[lid.idx()]);
+                by_home.partition_point(|&(d, h, _)| (d, h) < key) as u32
+            })
+            .collect();
     }
 
     /// The LIDs with their switches, in LID order.
@@ -739,14 +752,37 @@ fn pick_kind(
     }
     bounds.set(lids, chosen(), &at.row);
     homeward.set(&kind.dests, picked, &at.row);
-    if fixed_by_home(kind, picked, at, bounds, homeward) {
-        for &(lid, d) in &kind.lids {
+    // What the LIDs of one destination and home take, worked out once for
+    // them all: most have one candidate, or one towards their home.
+    let entries: Vec<Entry> = kind
+        .by_home
+        .iter()
+        .map(|&(d, home, _)| {
             let t = kind.dests[d as usize].0;
             if t == at.s {
-                lft.set(lid, delivery(fabric, lid));
-            } else if picked[d as usize] {
-                let port = toward_home(at.row[t.idx()], homeward.of(d as usize, home[lid.idx()]));
-                lft.set(lid, port.map_or(NO_PATH, |c| c.port));
+                return Entry::Deliver;
+            }
+            if !picked[d as usize] {
+                return Entry::Leave;
+            }
+            let cands = at.row[t.idx()];
+            match (cands, homeward.of(d as usize, home)) {
+                ([one], _) => Entry::Only(one.port),
+                (_, NONE | MANY) => Entry::Pick,
+                (_, i) => cands
+                    .get(usize::from(i))
+                    .map_or(Entry::Pick, |c| Entry::Homeward(c.port)),
+            }
+        })
+        .collect();
+    if fixed_by_home(kind, picked, at, bounds, homeward) {
+        // No port fills up: every LID takes its one candidate, or the one
+        // towards its home.
+        for (&(lid, _), &class) in kind.lids.iter().zip(&kind.home_class) {
+            match entries[class as usize] {
+                Entry::Only(port) | Entry::Homeward(port) => lft.set(lid, port),
+                Entry::Deliver => lft.set(lid, delivery(fabric, lid)),
+                Entry::Leave | Entry::Pick => {}
             }
         }
         return;
@@ -760,34 +796,67 @@ fn pick_kind(
     let in_order = [false, true].into_iter().flat_map(|last| {
         kind.lids
             .iter()
+            .zip(&kind.home_class)
             .zip(&kind.moved)
             .filter(move |l| *l.1 == last)
             .map(|l| l.0)
     });
-    for &(lid, d) in in_order {
+    for (&(lid, d), &class) in in_order {
+        // `pick`'s first answers, without its look at the others.
+        match entries[class as usize] {
+            Entry::Leave => continue,
+            Entry::Deliver => {
+                lft.set(lid, delivery(fabric, lid));
+                continue;
+            }
+            Entry::Only(port) => {
+                bounds.take(port);
+                lft.set(lid, port);
+                continue;
+            }
+            Entry::Homeward(port) if bounds.open(port) => {
+                bounds.take(port);
+                lft.set(lid, port);
+                continue;
+            }
+            Entry::Homeward(_) | Entry::Pick => {}
+        }
         let d = d as usize;
         let t = kind.dests[d].0;
-        if t == at.s {
-            lft.set(lid, delivery(fabric, lid));
-        } else if picked[d] {
-            let only = homeward.of(d, home[lid.idx()]);
-            let pick = pick(
-                at.row[t.idx()],
-                lid,
-                home[lid.idx()],
-                only,
-                bounds,
-                at.own_key,
-            );
-            match pick {
-                Some(port) => {
-                    bounds.take(port);
-                    lft.set(lid, port);
-                }
-                None => lft.set(lid, NO_PATH),
+        let only = homeward.of(d, home[lid.idx()]);
+        let pick = pick(
+            at.row[t.idx()],
+            lid,
+            home[lid.idx()],
+            only,
+            bounds,
+            at.own_key,
+        );
+        match pick {
+            Some(port) => {
+                bounds.take(port);
+                lft.set(lid, port);
             }
+            None => lft.set(lid, NO_PATH),
         }
     }
+}
+
+/// What a switch's table gets for the LIDs of one destination and home
+/// (`pick_kind`).
+#[derive(Clone, Copy)]
+enum Entry {
+    /// Their one candidate's port.
+    Only(PortNum),
+    /// The port of their one candidate towards their home, while it is
+    /// open.
+    Homeward(PortNum),
+    /// Whatever `pick` says, LID by LID.
+    Pick,
+    /// The port that delivers the LID (`delivery`).
+    Deliver,
+    /// Nothing: another step fills it.
+    Leave,
 }
 
 /// The port that delivers `lid` at its switch.

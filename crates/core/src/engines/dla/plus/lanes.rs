@@ -79,6 +79,11 @@ pub(super) struct Ports {
     far: Vec<Far>,
     /// Per switch, its group's colour.
     colour: Vec<u8>,
+    /// `step` of every switch port, `stride` numbers a switch (the most
+    /// ports a switch has), so that a pass over every switch's next hop
+    /// reads them in order.
+    steps: Vec<u32>,
+    stride: usize,
 }
 
 const NONE: u32 = u32::MAX;
@@ -106,6 +111,18 @@ impl Ports {
             );
         }
         start.push(far.len());
+        let stride = start
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut steps = vec![NO_STEP; stride * graph.switch_count()];
+        for (s, w) in start.windows(2).enumerate() {
+            for (slot, far) in steps[s * stride..].iter_mut().zip(&far[w[0]..w[1]]) {
+                *slot = Self::packed(far);
+            }
+        }
         Ports {
             start,
             far,
@@ -113,6 +130,8 @@ impl Ports {
                 .ids()
                 .map(|s| rules::colour(roles.group(s)) as u8)
                 .collect(),
+            steps,
+            stride,
         }
     }
 
@@ -121,6 +140,17 @@ impl Ports {
         Some(self.hop(s, port).switch)
             .filter(|&y| y != NONE)
             .map(|y| y as usize)
+    }
+
+    /// Where a port leads (`far`), packed into one number: the switch
+    /// across it and the slot of the channel's class (`NO_STEP` for no
+    /// switch).
+    fn packed(far: &Far) -> u32 {
+        if far.switch == NONE {
+            NO_STEP
+        } else {
+            far.switch << STEP_CLASS_BITS | class_slot(far.class)
+        }
     }
 
     /// Where `port` of switch `s` leads.
@@ -151,6 +181,31 @@ const UNKNOWN: u8 = 0;
 const ON_STACK: u8 = 1;
 const DONE: u8 = 2;
 
+/// Per slot of the class of the channel into a spine (`class_slot`), the
+/// slots of the classes out of it that make a forward turn ending a
+/// minimal path's climb, one bit each: up → rise, fall or down, and rise
+/// or fall → down. No other turn is both forward and not between two
+/// global channels.
+/// (Eight slots, so that `NO_STEP`'s class bits find none.)
+const SHORT_FORWARD: [u32; 8] = [0, 0b11100, 0b10000, 0b10000, 0, 0, 0, 0];
+
+/// A class's slot in `SHORT_FORWARD`.
+fn class_slot(class: Class) -> u32 {
+    match class {
+        Class::Terminal => 0,
+        Class::Up => 1,
+        Class::Rise => 2,
+        Class::Fall => 3,
+        Class::Down => 4,
+    }
+}
+
+/// `Ports::step`: the far switch above these bits, the class's slot in
+/// them; `NO_STEP` where the port leads to no switch.
+const STEP_CLASS_BITS: u32 = 3;
+const STEP_CLASS: u32 = (1 << STEP_CLASS_BITS) - 1;
+const NO_STEP: u32 = u32::MAX;
+
 /// Every switch's turns towards one LID: `tail[x]`, the turns of the
 /// path from switch x after its first hop — for the path from x, all its
 /// turns between switches. A switch's come from the next one's, so each is
@@ -159,7 +214,15 @@ pub(super) struct Column<'a> {
     ports: &'a Ports,
     pub(super) tail: Vec<Turns>,
     state: Vec<u8>,
+    /// The switches `state` does not have `UNKNOWN` for.
+    known: Vec<usize>,
     stack: Vec<usize>,
+    /// Per switch (`Column::mark_short`): its next hop towards the LID
+    /// (`Ports::step`), whether its own turn qualifies.
+    step: Vec<u32>,
+    local: Vec<bool>,
+    /// The switches `mark_short` did not mark, ascending.
+    pub(super) long: Vec<usize>,
 }
 
 impl<'a> Column<'a> {
@@ -169,17 +232,102 @@ impl<'a> Column<'a> {
             ports,
             tail: vec![Turns::NONE; n],
             state: vec![UNKNOWN; n],
+            known: Vec::new(),
             stack: Vec::new(),
+            step: vec![NO_STEP; n],
+            local: vec![false; n],
+            long: Vec::new(),
         }
+    }
+
+    /// Finds the switches whose path to the LID delivered by switch `t`
+    /// (each switch `x` forwarding it through port `row[x]`) is delivered
+    /// and never turns back, as far as a look at its turns one by one
+    /// shows (their `tail` would be flat), and lists the others in `long`;
+    /// whether there are none. Where a switch's next hop is a switch and
+    /// its turns are up → global or down, or global → down, its path takes
+    /// at most those three channels in that order (after a down channel no
+    /// turn qualifies, so the next switch is `t`): it arrives and makes no
+    /// backward turn. On an intact Dragonfly+ that is every switch's path
+    /// to every LID of a leaf, and `fill_long` is left for the rest. A
+    /// switch in `long` may still have a flat path (through several global
+    /// channels, say): `fill_long` finds out.
+    pub(super) fn mark_short(&mut self, t: usize, row: &[u8]) -> bool {
+        let ports = self.ports;
+        for ((step, &port), steps) in self
+            .step
+            .iter_mut()
+            .zip(row)
+            .zip(ports.steps.chunks_exact(ports.stride))
+        {
+            *step = steps.get(usize::from(port)).copied().unwrap_or(NO_STEP);
+        }
+        // `t` as its own next hop, of no class: its paths qualify, and
+        // so does every switch's turn into it.
+        self.step[t] = (t as u32) << STEP_CLASS_BITS;
+        self.long.clear();
+        // Per switch, whether its own turn (into its next hop's channel)
+        // qualifies (`NO_STEP`: no switch, no class that qualifies).
+        let qualifies = |step: u32| {
+            let y = (step >> STEP_CLASS_BITS) as usize;
+            let then = self.step.get(y).map_or(0, |&next| next & STEP_CLASS);
+            y == t || SHORT_FORWARD[(step & STEP_CLASS) as usize] >> then & 1 != 0
+        };
+        let mut all = true;
+        for (local, &step) in self.local.iter_mut().zip(&self.step) {
+            *local = qualifies(step);
+            all &= *local;
+        }
+        if all {
+            return true;
+        }
+        // A switch's path is short and flat where every switch on it
+        // qualifies: along qualifying turns it reaches `t` within three
+        // hops; the bound only guards the loop.
+        for x in 0..self.step.len() {
+            let mut y = x;
+            for _ in 0..4 {
+                if y == t || !self.local[y] {
+                    break;
+                }
+                y = (self.step[y] >> STEP_CLASS_BITS) as usize;
+            }
+            if y != t {
+                self.long.push(x);
+            }
+        }
+        false
     }
 
     /// Fills `tail` for the LID delivered by switch `t`, each switch
     /// forwarding it through `out(switch)`.
     pub(super) fn fill(&mut self, t: usize, out: impl Fn(usize) -> PortNum) {
-        self.state.fill(UNKNOWN);
+        self.fill_from(t, out, 0..self.state.len());
+    }
+
+    /// `fill` for the switches `mark_short` put in `long` and those their
+    /// paths lead through; the others' `tail` is left as it was.
+    fn fill_long(&mut self, t: usize, out: impl Fn(usize) -> PortNum) {
+        let long = std::mem::take(&mut self.long);
+        self.fill_from(t, out, long.iter().copied());
+        self.long = long;
+    }
+
+    /// `fill` for the paths of the switches `starts` and those they lead
+    /// through.
+    fn fill_from(
+        &mut self,
+        t: usize,
+        out: impl Fn(usize) -> PortNum,
+        starts: impl Iterator<Item = usize>,
+    ) {
+        for x in self.known.drain(..) {
+            self.state[x] = UNKNOWN;
+        }
         self.state[t] = DONE;
+        self.known.push(t);
         self.tail[t] = Turns::NONE;
-        for start in 0..self.state.len() {
+        for start in starts {
             if self.state[start] != UNKNOWN {
                 continue;
             }
@@ -206,9 +354,11 @@ impl<'a> Column<'a> {
             };
             self.tail[x] = value;
             self.state[x] = DONE;
+            self.known.push(x);
             while let Some(p) = self.stack.pop() {
                 self.tail[p] = self.through(p, x, &out);
                 self.state[p] = DONE;
+                self.known.push(p);
                 x = p;
             }
         }
@@ -235,11 +385,13 @@ const CHUNK: usize = 4 * BLOCK;
 
 /// The turns of the paths to a range of LIDs: per (switch, LID) a number,
 /// `FLAT`, `UNFIT`, `LATER` or one more than the index of its turns in
-/// `kinds`.
+/// `kinds`, kept only where it is not `FLAT` (most paths are), by switch.
 struct Chunk {
     lids: std::ops::Range<usize>,
-    /// `switch * lids.len() + (lid - lids.start)`.
-    ids: Vec<u8>,
+    /// Per switch x, its paths that are not flat are
+    /// `marks[starts[x]..starts[x + 1]]`: (LID, number), LIDs ascending.
+    starts: Vec<usize>,
+    marks: Vec<(u32, u8)>,
     kinds: Vec<Turns>,
     index: HashMap<Turns, u8, std::hash::BuildHasherDefault<Mixer>>,
 }
@@ -277,18 +429,26 @@ impl Chunk {
     fn new(lids: std::ops::Range<usize>) -> Self {
         Chunk {
             lids,
-            ids: Vec::new(),
+            starts: Vec::new(),
+            marks: Vec::new(),
             kinds: Vec::new(),
             index: HashMap::default(),
         }
     }
 
+    /// The numbers of switch `x`'s paths that are not flat.
+    fn marks_of(&self, x: usize) -> &[(u32, u8)] {
+        &self.marks[self.starts[x]..self.starts[x + 1]]
+    }
+
     /// Works out the turns of every switch's path to each LID of the
-    /// range.
+    /// range: `Column::mark_short` finds most of them flat at a glance
+    /// (on an intact Dragonfly+ every path to a leaf's LID), and only the
+    /// rest are followed.
     fn fill(&mut self, ports: &Ports, lfts: &[Lft], dest: &[u32]) {
         let n = lfts.len();
-        let len = self.lids.len();
-        self.ids = vec![FLAT; n * len];
+        // (switch, LID, number), LID by LID; sorted by switch at the end.
+        let mut found: Vec<(u32, u32, u8)> = Vec::new();
         let mut column = Column::new(ports);
         let mut block = vec![0u8; BLOCK * n];
         for lo in self.lids.clone().step_by(BLOCK) {
@@ -304,16 +464,35 @@ impl Chunk {
                     continue;
                 }
                 let row = &block[(lid - lo) * n..(lid - lo + 1) * n];
-                column.fill(t as usize, |x| PortNum::new(row[x]));
-                for x in (0..n).filter(|&x| x != t as usize) {
+                if column.mark_short(t as usize, row) {
+                    continue;
+                }
+                column.fill_long(t as usize, |x| PortNum::new(row[x]));
+                for &x in &column.long {
                     let id = self.id(column.tail[x]);
-                    self.ids[x * len + lid - self.lids.start] = id;
+                    if id != FLAT {
+                        found.push((x as u32, lid as u32, id));
+                    }
                 }
             }
         }
+        // By switch, LIDs ascending within each (a stable counting sort).
+        self.starts = vec![0; n + 1];
+        for &(x, _, _) in &found {
+            self.starts[x as usize + 1] += 1;
+        }
+        for x in 0..n {
+            self.starts[x + 1] += self.starts[x];
+        }
+        let mut next = self.starts.clone();
+        self.marks = vec![(0, FLAT); found.len()];
+        for (x, lid, id) in found {
+            self.marks[next[x as usize]] = (lid, id);
+            next[x as usize] += 1;
+        }
     }
 
-    /// The number that stands for a path with `turns` in `ids`.
+    /// The number that stands for a path with `turns`.
     fn id(&mut self, turns: Turns) -> u8 {
         if turns.is_flat() {
             return FLAT;
@@ -748,14 +927,16 @@ pub fn assign(
         .map(|r| (r, Vec::new(), [0; NUM_SLS]))
         .collect();
     crate::parallel::for_each_row(&mut rows, |x, (row, left, count)| {
+        // Flat paths keep the base SL the rows start with, and count for
+        // no program but the flat one.
         for (c, remap) in chunks.iter().zip(&remaps) {
-            let len = c.lids.len();
-            for (j, &id) in c.ids[x * len..(x + 1) * len].iter().enumerate() {
+            for &(lid, id) in c.marks_of(x) {
+                let lid = lid as usize;
                 match remap[usize::from(id)] {
-                    UNFIT => left.push(Lid::new(c.lids.start + j)),
+                    UNFIT => left.push(Lid::new(lid)),
                     sl => {
-                        row[c.lids.start + j] = sl;
-                        count[usize::from(sl) & 0xf] += u64::from(id != FLAT);
+                        row[lid] = sl;
+                        count[usize::from(sl) & 0xf] += 1;
                     }
                 }
             }
