@@ -11,7 +11,7 @@ mod harness;
 use std::time::Duration;
 
 use harness::live::Live;
-use harness::readback::{ibdmchk, read_back};
+use harness::readback::{assert_same_as_offline, ibdmchk, read_back};
 use harness::Sim;
 use osmroute_core::analysis::report::analyze;
 use osmroute_core::gen::{self, degrade, dragonfly_plus};
@@ -57,18 +57,7 @@ fn check(name: &str, damaged: bool, seed: u64) {
     osm.assert_no_errors();
 
     let (fabric, live) = read_back(&sim, &net);
-    let offline = osmroute_core::pipeline::route_by_name("dla", &fabric)
-        .expect("offline dla")
-        .routing;
-    for (si, (switch, mine)) in live.lfts.iter().zip(&offline.lfts).enumerate() {
-        for (lid, _) in fabric.lids() {
-            assert_eq!(
-                switch.get(lid),
-                mine.get(lid),
-                "switch index {si}, LID {lid}"
-            );
-        }
-    }
+    let offline = assert_same_as_offline("dla", &fabric, &live);
     // The read-back tables with dla's SLs and SL2VL tables.
     let report = analyze(&fabric, &offline);
     assert!(report.delivered(), "{:?}", report.failures);

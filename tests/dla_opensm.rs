@@ -6,7 +6,7 @@ mod harness;
 
 use std::time::Duration;
 
-use harness::readback::{ibdmchk, read_back, sl2vl_rows, write_flat_sl2vl};
+use harness::readback::{assert_same_as_offline, ibdmchk, read_back, sl2vl_rows, write_flat_sl2vl};
 use harness::{OpenSm, Sim};
 use osmroute_core::fabric::{Lid, PortRef, SwitchId};
 use osmroute_core::gen::{self, dragonfly};
@@ -34,22 +34,6 @@ fn assert_routed_cleanly(osm: &OpenSm) {
         "dla did not configure the tables"
     );
     osm.assert_no_errors();
-}
-
-/// The plugin and an offline run agree on the same fabric and LIDs.
-fn assert_same_as_offline(fabric: &osmroute_core::Fabric, routing: &osmroute_core::Routing) {
-    let offline = osmroute_core::pipeline::route_by_name("dla", fabric)
-        .expect("offline dla")
-        .routing;
-    for (si, (live, mine)) in routing.lfts.iter().zip(&offline.lfts).enumerate() {
-        for (lid, _) in fabric.lids() {
-            assert_eq!(
-                live.get(lid),
-                mine.get(lid),
-                "switch index {si}, LID {lid}: switch vs offline"
-            );
-        }
-    }
 }
 
 /// Everything issue #2 asks of a routed Dragonfly, on tables read back from
@@ -93,7 +77,7 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
     }
     assert!(pairs > 0);
 
-    assert_same_as_offline(&fabric, &routing);
+    assert_same_as_offline("dla", &fabric, &routing);
 
     // SL2VL on sampled switches, against Figure 8 computed here from the
     // read-back topology: VL 1 iff in-port global and out-port local.
@@ -205,7 +189,7 @@ fn without_routing_dumps_no_hop_rows_are_made_and_the_tables_are_the_same() {
         "OpenSM wrote its routing dumps"
     );
     let (fabric, routing) = read_back(&sim, &net);
-    assert_same_as_offline(&fabric, &routing);
+    assert_same_as_offline("dla", &fabric, &routing);
 }
 
 #[test]

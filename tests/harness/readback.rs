@@ -258,3 +258,22 @@ pub fn write_flat_sl2vl(dir: &std::path::Path, to: &str) {
         .collect();
     std::fs::write(dir.join(to), flat).expect("write the flat SL2VL file");
 }
+
+/// Asserts that `live` (tables read back from the switches) is what
+/// `engine` computes offline on the same fabric and LIDs; gives the
+/// offline routing, whose SLs and SL2VL tables the switches were given.
+pub fn assert_same_as_offline(engine: &str, fabric: &Fabric, live: &Routing) -> Routing {
+    let offline = osmroute_core::pipeline::route_by_name(engine, fabric)
+        .unwrap_or_else(|e| panic!("offline {engine}: {e}"))
+        .routing;
+    for (si, (switch, mine)) in live.lfts.iter().zip(&offline.lfts).enumerate() {
+        for (lid, _) in fabric.lids() {
+            assert_eq!(
+                switch.get(lid),
+                mine.get(lid),
+                "switch index {si}, LID {lid}: switch vs offline {engine}"
+            );
+        }
+    }
+    offline
+}

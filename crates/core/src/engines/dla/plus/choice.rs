@@ -227,8 +227,8 @@ const CLASSES: [Class; 5] = [
     Class::Down,
 ];
 
-/// A class's place in `CLASSES`.
-fn slot(class: Class) -> usize {
+/// A class's place in `CLASSES` (also its slot in `lanes`' turn masks).
+pub(super) fn slot(class: Class) -> usize {
     match class {
         Class::Terminal => 0,
         Class::Up => 1,

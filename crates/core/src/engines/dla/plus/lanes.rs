@@ -189,15 +189,9 @@ const DONE: u8 = 2;
 /// (Eight slots, so that `NO_STEP`'s class bits find none.)
 const SHORT_FORWARD: [u32; 8] = [0, 0b11100, 0b10000, 0b10000, 0, 0, 0, 0];
 
-/// A class's slot in `SHORT_FORWARD`.
+/// A class's slot in `SHORT_FORWARD`: its place in the choice's classes.
 fn class_slot(class: Class) -> u32 {
-    match class {
-        Class::Terminal => 0,
-        Class::Up => 1,
-        Class::Rise => 2,
-        Class::Fall => 3,
-        Class::Down => 4,
-    }
+    super::choice::slot(class) as u32
 }
 
 /// `Ports::step`: the far switch above these bits, the class's slot in
