@@ -1,7 +1,6 @@
 //! SL-to-VL tables: per switch and (in-port, out-port), and for CA ports.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::fabric::{Fabric, PortNum, SwitchId};
 
@@ -14,28 +13,6 @@ pub type SlVlTable = [u8; NUM_SLS];
 /// The table that keeps every SL on VL 0.
 pub const ALL_VL0: SlVlTable = [0; NUM_SLS];
 
-/// Hashes a table for the palette's lookup, a word at a time: the
-/// default hasher's rounds were most of what setting a big fabric's
-/// tables cost (800,000 port pairs on a JUPITER-sized Dragonfly+).
-#[derive(Default)]
-struct TableHasher(u64);
-
-impl Hasher for TableHasher {
-    fn finish(&self) -> u64 {
-        crate::rng::mix(self.0)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for word in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..word.len()].copy_from_slice(word);
-            self.0 = (self.0 ^ u64::from_le_bytes(w))
-                .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                .rotate_left(31);
-        }
-    }
-}
-
 /// Per switch and (in-port, out-port), which SL-to-VL table applies.
 ///
 /// Tables are stored once in a palette and referenced by number per port
@@ -46,7 +23,9 @@ impl Hasher for TableHasher {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sl2Vl {
     palette: Vec<SlVlTable>,
-    lookup: HashMap<SlVlTable, u32, BuildHasherDefault<TableHasher>>,
+    /// Palette numbers by table (the cheap hasher: setting a big fabric's
+    /// tables looks up 800,000 port pairs on a JUPITER-sized Dragonfly+).
+    lookup: HashMap<SlVlTable, u32, crate::rng::BuildWordHasher>,
     /// Per switch: `ports * ports` palette numbers, row = in-port.
     switch_tables: Vec<(usize, Vec<u32>)>,
     /// What CA ports map each SL to; `None` leaves OpenSM's QoS setting.

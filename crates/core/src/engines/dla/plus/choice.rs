@@ -219,7 +219,7 @@ impl Arcs {
 }
 
 /// Every class, in the order of `slot`.
-const CLASSES: [Class; 5] = [
+pub(super) const CLASSES: [Class; 5] = [
     Class::Terminal,
     Class::Up,
     Class::Rise,

@@ -44,6 +44,7 @@
 
 use std::collections::HashMap;
 
+use super::choice::{slot, CLASSES};
 use super::rules::{self, Program, Turns, KEYS};
 use super::{backward, Class, Roles};
 use crate::deadlock::dynamic_dag::DynamicDag;
@@ -191,7 +192,7 @@ const SHORT_FORWARD: [u32; 8] = [0, 0b11100, 0b10000, 0b10000, 0, 0, 0, 0];
 
 /// A class's slot in `SHORT_FORWARD`: its place in the choice's classes.
 fn class_slot(class: Class) -> u32 {
-    super::choice::slot(class) as u32
+    slot(class) as u32
 }
 
 /// `Ports::step`: the far switch above these bits, the class's slot in
@@ -387,28 +388,7 @@ struct Chunk {
     starts: Vec<usize>,
     marks: Vec<(u32, u8)>,
     kinds: Vec<Turns>,
-    index: HashMap<Turns, u8, std::hash::BuildHasherDefault<Mixer>>,
-}
-
-/// A hasher for `Turns` (one `u64`): splitmix's finaliser, far cheaper
-/// than the default for the millions of lookups of a big fabric.
-#[derive(Default)]
-struct Mixer(u64);
-
-impl std::hash::Hasher for Mixer {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = crate::rng::mix(self.0 ^ u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = crate::rng::mix(self.0 ^ n);
-    }
+    index: HashMap<Turns, u8, crate::rng::BuildWordHasher>,
 }
 
 /// Paths that never turn back.
@@ -1070,13 +1050,6 @@ impl Tables<'_> {
     /// VL for the hops it makes; on a reserve SL, the layer's VL
     /// everywhere. CA ports send every SL in use on VL 0.
     fn build(&self, programs: &[Program], lanes: &[Lane], reserve: &[(u8, u8)]) -> Sl2Vl {
-        const CLASSES: [Class; 5] = [
-            Class::Terminal,
-            Class::Up,
-            Class::Rise,
-            Class::Fall,
-            Class::Down,
-        ];
         let graph = self.fabric.graph();
         let base = usize::from(self.base);
         // Per colour and (in-class, out-class): the table.
@@ -1099,14 +1072,13 @@ impl Tables<'_> {
                     .flat_map(move |&from| CLASSES.iter().map(move |&to| class_table(c, from, to)))
             })
             .collect();
-        let index = |c: Class| CLASSES.iter().position(|&x| x == c).unwrap_or(0);
         let mut tables = Sl2Vl::new(self.fabric, ALL_VL0);
         for s in graph.ids() {
             let colour = usize::from(self.ports.colour[s.idx()]);
             let classes: Vec<(usize, usize)> = (0..graph.port_slots(s))
                 .map(|p| {
                     let (i, o) = self.ports.classes(self.roles, s, PortNum::new(p as u8));
-                    (index(i), index(o))
+                    (slot(i), slot(o))
                 })
                 .collect();
             for (i, &(from, _)) in classes.iter().enumerate() {
