@@ -314,12 +314,9 @@ fn mlid_checked_trees_for_every_ca_on_a_director_twin_with_aggregation_nodes() {
 fn mlid_without_a_multicast_vl_leaves_the_broadcast_group_of_every_ca_unchecked() {
     let net = director_twin_with_aggregation_nodes();
     let mut sim = Sim::start("mcast-mlid-novl", &net);
-    let conf = sim.dir.join("no-multicast-vl.conf");
-    std::fs::write(&conf, "mlid.multicast_vl FALSE\n").expect("write osmroute.conf");
-    let conf = conf.display().to_string();
-    let osm = sim.opensm(
+    let osm = sim.opensm_configured(
         &["routing_engine mlid", "qos TRUE"],
-        &[("OSMROUTE_CONFIG", conf.as_str())],
+        "mlid.multicast_vl FALSE\n",
     );
     osm.wait_for("SUBNET UP", Duration::from_secs(120));
     let groups = vec![(BROADCAST.to_string(), hosts(&net))];
