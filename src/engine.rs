@@ -163,6 +163,7 @@ impl EngineContext {
         let name = self.name();
         let settings = self.registration.config.current();
         let started = Instant::now();
+        crate::osm::heap::start_peak();
         let options = pass.options();
         let snapshot = snapshot::take(pass, &options)
             .map_err(|e| Error::declined(name, Decline::InvalidFabric, e.to_string()))?;
@@ -320,6 +321,10 @@ impl EngineContext {
             ms(started),
         );
         self.write_dumps(&published, &options);
+        log::info!(
+            "{name}: {} (the pass: snapshot, routing, tables, dumps; kept: the routing the SA and multicast read)",
+            crate::osm::heap::HeapUse::now()
+        );
         crate::osm::trim_heap();
         Ok(())
     }

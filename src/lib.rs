@@ -19,6 +19,11 @@ pub mod osm;
 mod plugin;
 mod snapshot;
 
+/// Every Rust allocation of the library is counted, so each routing pass
+/// can log the plugin's own share of OpenSM's memory (`osm::heap`).
+#[global_allocator]
+static ALLOCATOR: osm::heap::CountingAllocator = osm::heap::CountingAllocator;
+
 /// The symbol OpenSM looks up after dlopen("libosmroute.so").
 #[no_mangle]
 pub static osm_event_plugin: osm::ExportedPlugin = osm::event_plugin::<plugin::Plugin>();

@@ -36,6 +36,20 @@ fn assert_routed_cleanly(osm: &OpenSm) {
     osm.assert_no_errors();
 }
 
+/// Each pass logs the plugin's own heap (its share of OpenSM's memory):
+/// some was used, and what the pass keeps for the SA is no more than its
+/// peak.
+fn assert_heap_logged(osm: &OpenSm) {
+    let lines = osm.lines_with("osmroute: dla: plugin heap peak");
+    let line = lines.first().expect("the pass logs the plugin's heap");
+    let after = |text: &str| -> f64 {
+        let rest = &line[line.find(text).expect(text) + text.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (peak, kept) = (after("plugin heap peak "), after("MiB, "));
+    assert!(peak > 0.0 && kept <= peak, "{line}");
+}
+
 /// Everything issue #2 asks of a routed Dragonfly, on tables read back from
 /// the simulated switches.
 fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize) {
@@ -47,6 +61,7 @@ fn check_dragonfly(params: dragonfly::Params, seed: u64, sampled_switches: usize
     let osm = sim.opensm(&["routing_engine dla", "qos TRUE"], &[]);
     osm.wait_for(UP, timeout_for(&net));
     assert_routed_cleanly(&osm);
+    assert_heap_logged(&osm);
 
     let (fabric, routing) = read_back(&sim, &net);
     assert_eq!(fabric.switches().len(), a * g);

@@ -16,11 +16,12 @@ use std::time::Duration;
 
 use harness::offline::fabric_with_opensm_lids;
 use harness::readback::{ibdmchk_lmc_with, read_back, with_enhanced_port0};
-use harness::{check_loop_free, generate_shuffled, Sim};
+use harness::{check_loop_free, generate_shuffled, osmroute, Sim};
 use osmroute_core::analysis::report::analyze;
 use osmroute_core::dumps::path_select::{self, PATH_SELECT_FILE};
 use osmroute_core::engines::mlid;
 use osmroute_core::fabric::{Peer, PortNum, SwitchId};
+use osmroute_core::io::guid2lid::{Guid2Lid, LidRange};
 use osmroute_core::Fabric;
 
 const ROUTED: &str = "mlid tables configured on all switches";
@@ -187,6 +188,61 @@ fn four_port_three_tree_with_lmc_2() {
 #[test]
 fn eight_port_three_tree_with_lmc_4() {
     check_mlid("mlid83", 8, 3, 4);
+}
+
+/// `osmroute lids` numbers the switches first and the hosts' LMC blocks
+/// after them without gaps (what lets the 36-port three-level tree have
+/// all its LIDs at lmc 2, where OpenSM's own numbering runs out). OpenSM
+/// takes that numbering from its cache as it is, and mlid routes it.
+#[test]
+fn opensm_keeps_the_numbering_osmroute_lids_writes() {
+    let net = fat_tree(4, 3);
+    let mut sim = Sim::start("mlidlids", &net);
+    let file = sim.dir.join("guid2lid");
+    let netfile = sim.netfile.display().to_string();
+    let (ok, out) = osmroute(&[
+        "lids",
+        "--fabric",
+        &netfile,
+        "--lmc",
+        "2",
+        "-o",
+        &file.display().to_string(),
+    ]);
+    assert!(ok, "{out}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(sim.next_cache_dir().join("guid2lid"), &text).unwrap();
+    let osm = sim.opensm(&["routing_engine mlid", "lmc 2"], &[]);
+    osm.wait_for(UP, TIMEOUT);
+    assert!(osm.log().contains(ROUTED), "mlid did not route");
+    osm.assert_no_errors();
+    let (fabric, read) = read_back(&sim, &net);
+    let wanted = Guid2Lid::read(&text).unwrap();
+    let switches = fabric.switch_ids().count() as u16;
+    for (at, port) in fabric.end_ports() {
+        let node = fabric.node(at.node);
+        let range = wanted.get(port.guid);
+        assert_eq!(
+            range,
+            Some(LidRange {
+                base: port.lid.raw(),
+                lmc: port.lmc
+            }),
+            "{}: OpenSM gave LID {} (lmc {})",
+            node.desc,
+            port.lid,
+            port.lmc
+        );
+        // Switches on 1..=S, every host block above them.
+        assert_eq!(
+            node.is_switch(),
+            port.lid.raw() <= switches,
+            "{}",
+            node.desc
+        );
+    }
+    let report = analyze(&fabric, &read);
+    assert!(report.delivered(), "{:?}", report.failures);
 }
 
 #[test]

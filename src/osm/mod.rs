@@ -24,6 +24,7 @@
 
 pub mod glue;
 mod guard;
+pub mod heap;
 mod log;
 pub mod mcast;
 mod pass;

@@ -269,6 +269,17 @@ impl Sim {
         self.opensm_from(Path::new("opensm"), conf, env)
     }
 
+    /// The cache directory (OSM_CACHE_DIR) the next OpenSM started here
+    /// will use, created, so a test can put a guid2lid file there first.
+    pub fn next_cache_dir(&self) -> PathBuf {
+        let dir = self
+            .dir
+            .join(format!("opensm-{}", self.opensm_runs + 1))
+            .join("cache");
+        std::fs::create_dir_all(&dir).expect("opensm cache directory");
+        dir
+    }
+
     /// `opensm` with another OpenSM executable (e.g. opensm-patch's build).
     pub fn opensm_from(&mut self, binary: &Path, conf: &[&str], env: &[(&str, &str)]) -> OpenSm {
         self.opensm_runs += 1;

@@ -82,7 +82,7 @@ impl FabricArgs {
     }
 }
 
-fn parse_form(text: &str) -> Result<Form, String> {
+pub(crate) fn parse_form(text: &str) -> Result<Form, String> {
     text.parse()
 }
 

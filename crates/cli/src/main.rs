@@ -7,6 +7,7 @@ mod cmd_churn;
 mod cmd_compare;
 mod cmd_gen;
 mod cmd_layers;
+mod cmd_lids;
 mod cmd_matrix;
 mod cmd_mlid_path;
 mod cmd_route;
@@ -59,6 +60,10 @@ enum Command {
     /// deadlock; says the line to change. Exit 0 fine, 1 errors, 3
     /// warnings only, 2 could not read the input.
     Doctor(doctor::Args),
+    /// Write a LID numbering as OpenSM's guid2lid file: switches first,
+    /// then CA ports in aligned LMC blocks, without the gaps OpenSM's own
+    /// numbering leaves (so the largest fabrics fit at LMC > 0).
+    Lids(cmd_lids::Args),
     /// Print the commented example osmroute.conf: every engine option with
     /// its default and what it does.
     ExampleConfig,
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
         Command::Layers(a) => cmd_layers::run(a),
         Command::MlidPath(a) => cmd_mlid_path::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Lids(a) => cmd_lids::run(a),
         Command::ExampleConfig => {
             print!("{}", osmroute_core::engines::example_configuration());
             Ok(ExitCode::SUCCESS)

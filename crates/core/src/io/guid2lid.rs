@@ -155,6 +155,28 @@ impl Guid2Lid {
     }
 }
 
+/// `fabric`'s end ports and their LIDs as OpenSM's guid2lid file: what
+/// OpenSM (with `reassign_lids FALSE`, its default) reads from its cache
+/// directory at start and keeps, so an operator can hand it a numbering
+/// (`osmroute lids`). Ports without a LID are left out.
+pub fn write(fabric: &FabricBuilder) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for at in fabric.end_ports() {
+        let Some(port) = fabric.node(at.node).port(at.port) else {
+            continue;
+        };
+        let base = port.lid.raw();
+        if base == 0 {
+            continue;
+        }
+        let top = u32::from(base) + (1u32 << port.lmc) - 1;
+        // Writing into a String cannot fail.
+        let _ = write!(out, "0x{:016x} 0x{base:04x} 0x{top:04x}\n\n", port.guid);
+    }
+    out
+}
+
 /// A number as OpenSM's `strtoul(.., 0)` reads the file's: `0x` hex, else
 /// decimal.
 fn number(w: &str) -> Option<u64> {
@@ -225,6 +247,26 @@ mod tests {
             Some(PortRef::new(n(1), 1)),
             "h1, second LID"
         );
+    }
+
+    #[test]
+    fn what_is_written_reads_back_as_the_same_lids() {
+        let mut b = simulated();
+        b.assign_lids_switches_first(1).unwrap();
+        let text = write(&b);
+        let g = Guid2Lid::read(&text).unwrap();
+        assert_eq!(g.len(), 6, "{text}");
+        // The two switches first, then the CA ports in aligned pairs.
+        assert_eq!(g.get(0x20_0000), Some(LidRange { base: 1, lmc: 0 }));
+        assert_eq!(g.get(0x20_0001), Some(LidRange { base: 2, lmc: 0 }));
+        let ca_bases: Vec<u16> = [0x10_0001, 0x10_0002, 0x10_0004, 0x10_0006]
+            .iter()
+            .map(|&guid| g.get(guid).map(|r| r.base).unwrap_or(0))
+            .collect();
+        assert_eq!(ca_bases, [4, 6, 8, 10]);
+        let mut again = simulated();
+        g.apply(&mut again).unwrap();
+        assert_eq!(write(&again), text);
     }
 
     #[test]
