@@ -8,8 +8,10 @@
 pub struct RoutingPass {
     pub engine: Option<String>,
     pub seconds: Option<f64>,
-    /// VLs the engine said deadlock freedom needs (dfsssp's "Virtual Lanes
-    /// needed", pssp's "deadlock removal needed N virtual layers").
+    /// VLs the engine said it uses: our plugin's "routed ... with N VL(s)"
+    /// (every VL it programs, a VL kept for multicast included), else
+    /// dfsssp's "Virtual Lanes needed" or an older plugin's "deadlock
+    /// removal needed N virtual layers".
     pub vls_needed: Option<u8>,
 }
 
@@ -18,6 +20,15 @@ fn number_after(log: &str, marker: &str) -> Option<u8> {
     let line = log.lines().find(|l| l.contains(marker))?;
     let rest = &line[line.find(marker)? + marker.len()..];
     rest.split_whitespace().next()?.parse().ok()
+}
+
+/// N of the plugin's first "osmroute: ENGINE: routed ... with N VL(s)".
+fn plugin_vls(log: &str) -> Option<u8> {
+    let line = log
+        .lines()
+        .find(|l| l.contains("osmroute: ") && l.contains(" routed ") && l.contains(" VL(s) in "))?;
+    let before = &line[..line.find(" VL(s) in ")?];
+    before.rsplit(' ').next()?.parse().ok()
 }
 
 /// Seconds since midnight of a log line (`Nov 23 07:47:24 800453 [...] ...`).
@@ -49,7 +60,8 @@ pub fn first_routing_pass(log: &str) -> RoutingPass {
         (Some(a), Some(b)) => Some(if b >= a { b - a } else { b + 86_400.0 - a }),
         _ => None,
     };
-    let vls_needed = number_after(log, "Virtual Lanes needed: ")
+    let vls_needed = plugin_vls(log)
+        .or_else(|| number_after(log, "Virtual Lanes needed: "))
         .or_else(|| number_after(log, "deadlock removal needed "));
     RoutingPass {
         engine,
@@ -88,6 +100,11 @@ mod tests {
         assert_eq!(first_routing_pass(pssp).vls_needed, Some(3));
         let hop = "x 0x02 -> osmroute: layered: hop-position deadlock removal needed 3 VLs (one per hop class), spread over 8\n";
         assert_eq!(first_routing_pass(hop).vls_needed, Some(3));
+        // The plugin's own count wins: mlid's layers (2) and the VL it
+        // keeps for multicast.
+        let mlid = "x 0x02 -> osmroute: mlid: deadlock removal needed 2 virtual layers, paths spread over 2; the multicast tree's turns are in layers []\n\
+                    x 0x02 -> osmroute: mlid: routed 60 switches and 408 LIDs with 3 VL(s) in 18.3 ms (snapshot 0.8 ms)\n";
+        assert_eq!(first_routing_pass(mlid).vls_needed, Some(3));
     }
 
     #[test]
