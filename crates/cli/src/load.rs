@@ -145,9 +145,20 @@ impl Source<'_> {
                     builder.set_lmc(lmc);
                 }
             }
-            (None, lmc) => builder
-                .assign_lids_sequential(lmc.unwrap_or(0))
-                .map_err(|e| e.to_string())?,
+            (None, lmc) => {
+                let lmc = lmc.unwrap_or(0);
+                if builder.assign_lids_sequential(lmc).is_err() {
+                    // In file order the switches' single LIDs leave gaps
+                    // before the aligned CA blocks; packed they may fit.
+                    builder
+                        .assign_lids_switches_first(lmc)
+                        .map_err(|e| e.to_string())?;
+                    eprintln!(
+                        "note: {}: numbered in file order at LMC {lmc} the LIDs pass the unicast limit; numbered with the switches first instead, as `osmroute lids` writes them for OpenSM's cache",
+                        path.display()
+                    );
+                }
+            }
         }
         builder.set_vl_budget(budget);
         builder

@@ -302,6 +302,27 @@ fn an_lmc_the_engine_cannot_use() {
     );
 }
 
+/// 30 switches and 360 hosts at lmc 7 (128 LIDs each): OpenSM's own
+/// numbering may need 49,920 LIDs, packed they need 46,208.
+#[test]
+fn an_lmc_whose_lids_fit_only_with_the_switches_first() {
+    let d = Doctor::new("lidspace");
+    let net = d.gen("ls.net", &["pgft", "--down", "18,20", "--up", "1,10"]);
+    let conf = "event_plugin_name osmroute\nrouting_engine updn\nlmc 7\n";
+    let r = d.run(conf, &["--fabric", &net]);
+    assert!(r.out.contains("may need up to 49920 LIDs"), "{}", r.out);
+    assert!(r.out.contains("they need 46208"), "{}", r.out);
+    assert!(
+        r.out
+            .contains(&format!("osmroute lids --fabric {net} --lmc 7")),
+        "{}",
+        r.out
+    );
+    // One LID per port less and OpenSM's numbering fits anyway.
+    let r = d.run(&conf.replace("lmc 7", "lmc 6"), &["--fabric", &net]);
+    assert!(!r.out.contains("osmroute lids"), "{}", r.out);
+}
+
 #[test]
 fn a_plugin_built_for_another_opensm() {
     let d = Doctor::new("version");

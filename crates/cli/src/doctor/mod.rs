@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use osmroute_core::config::{Settings, CONFIG_ENV, DEFAULT_CONFIG_PATH};
 use osmroute_core::engines::{self, matrix};
-use osmroute_core::fabric::VlBudget;
+use osmroute_core::fabric::{VlBudget, MAX_UNICAST_LID};
 use osmroute_core::topology::gft;
 use osmroute_core::{Fabric, Routing};
 
@@ -85,6 +85,9 @@ pub fn run(args: Args) -> crate::CmdResult {
         }
         (None, None) => None,
     };
+    if let (Some(f), Some(net)) = (&fabric, &args.fabric) {
+        check_lid_space(f, net, lmc, &conf, &mut found);
+    }
     let tree = fabric.as_ref().map(|f| (f, gft::recognize(f)));
     let ctx = Context {
         lmc,
@@ -265,6 +268,38 @@ fn check_lmc(
         .is_ok_and(|o| o.raise_lmc);
     if lmc == 0 && first_ours == Some("mlid") && !raise {
         found.add(Warning, format!("{at}: lmc 0 gives mlid one path per host: the MLID scheme needs lmc log2((m/2)^(n-1)), e.g. 4 on an 8-port 3-tree"), "lmc 4   (or mlid.raise_lmc TRUE in osmroute.conf)");
+    }
+}
+
+/// Whether OpenSM can number every port at `lmc`. Its LID manager gives
+/// each CA port 2^lmc LIDs starting at a multiple of 2^lmc, numbering ports
+/// as it finds them, so a switch's single LID before a CA block can cost
+/// 2^lmc LIDs: near the 49,151 unicast LIDs it runs out (`ERR 0307`) and
+/// hosts stay without LIDs, where the switches numbered first would fit.
+fn check_lid_space(fabric: &Fabric, net: &Path, lmc: u8, conf: &OpensmConf, found: &mut Findings) {
+    if lmc == 0 {
+        return;
+    }
+    let block = 1u32 << lmc;
+    let switches = fabric.switches().len() as u32;
+    let ca_ports = fabric
+        .end_ports()
+        .filter(|(at, _)| !fabric.node(at.node).is_switch())
+        .count() as u32;
+    let limit = u32::from(MAX_UNICAST_LID);
+    let worst = (switches + ca_ports) * block;
+    let packed = switches.div_ceil(block) * block + ca_ports * block;
+    // Where even packed LIDs do not fit, reading the fabric at this lmc
+    // already failed, naming the LIDs needed.
+    if worst > limit && packed <= limit {
+        found.add(
+            Warning,
+            format!("{}: OpenSM aligns each CA port's {block} LIDs after whatever switch LID came before, so {switches} switches and {ca_ports} CA ports may need up to {worst} LIDs, more than the {limit} unicast LIDs (ERR 0307, hosts without LIDs); with the switches numbered first they need {packed}", conf.at("lmc")),
+            &format!(
+                "osmroute lids --fabric {} --lmc {lmc} -o /var/cache/opensm/guid2lid   (before OpenSM starts; OpenSM keeps that numbering)",
+                net.display()
+            ),
+        );
     }
 }
 
