@@ -290,16 +290,32 @@ fn the_lanes_are_what_keeps_detours_loop_free() {
     assert!(loops > 0);
 }
 
+/// What failing every cable of a fabric in turn did (`further_failures`).
+struct Failures {
+    /// Cables failed and routed again.
+    failed: usize,
+    /// Failures that left no Dragonfly+ (dla declined).
+    declined: usize,
+    /// Those whose failure changed more than twice the entries whose
+    /// routes crossed the cable.
+    over: Vec<String>,
+    /// The largest ratio of entries changed to entries crossed.
+    worst: f64,
+}
+
 /// Fails, one at a time, every global and leaf–spine cable of `f` (each
 /// where the rest stays connected) and asserts that the new tables
-/// deliver every route without a credit loop. Returns the number of
-/// cables failed and those whose failure changed more than twice the
-/// entries whose routes crossed the cable.
-fn failures_over_the_bound(f: &Fabric, what: &str) -> (usize, Vec<String>) {
+/// deliver every route without a credit loop.
+fn further_failures(f: &Fabric, what: &str) -> Failures {
     let before = route(f, &DlaOptions::default()).unwrap();
     let plus = crate::topology::dragonfly_plus::recognise(f.graph()).unwrap();
     let g = f.graph();
-    let (mut failed, mut over) = (0, Vec::new());
+    let mut out = Failures {
+        failed: 0,
+        declined: 0,
+        over: Vec::new(),
+        worst: 0.0,
+    };
     for s in g.ids() {
         // Each cable once, from its end with the lower (switch, port).
         for c in g
@@ -311,18 +327,26 @@ fn failures_over_the_bound(f: &Fabric, what: &str) -> (usize, Vec<String>) {
             if !broken.graph().is_connected() {
                 continue;
             }
-            failed += 1;
-            let after = route(&broken, &DlaOptions::default()).unwrap();
+            // A failure that leaves no Dragonfly+ (on the damaged
+            // 9-group fabric of seed 5, spines of one group cabled to
+            // each other once the group falls apart) is declined, and
+            // `dla,pssp` routes it with pssp: nothing to compare.
+            let Ok(after) = route(&broken, &DlaOptions::default()) else {
+                out.declined += 1;
+                continue;
+            };
+            out.failed += 1;
             let churn = crate::analysis::churn::churn((f, &before.lfts), (&broken, &after.lfts));
             assert_eq!(churn.cables_lost, 1);
             assert!(churn.crossed > 0, "{what}: {s} port {}", c.port);
+            out.worst = out.worst.max(churn.changed as f64 / churn.crossed as f64);
             if churn.changed > 2 * churn.crossed {
                 let kind = if plus.is_global(s, c.to) {
                     "global"
                 } else {
                     "leaf-spine"
                 };
-                over.push(format!(
+                out.over.push(format!(
                     "{kind} {s} port {}: {} changed, {} crossed",
                     c.port, churn.changed, churn.crossed
                 ));
@@ -335,12 +359,23 @@ fn failures_over_the_bound(f: &Fabric, what: &str) -> (usize, Vec<String>) {
             );
         }
     }
-    (failed, over)
+    out
 }
 
-/// `failures_over_the_bound`, none over it; the cables failed.
+/// `further_failures`, none over the bound; the cables failed. Prints the
+/// worst ratio (`--nocapture`).
 fn every_failure_moves_at_most_twice_what_crossed_it(f: &Fabric, what: &str) -> usize {
-    let (failed, over) = failures_over_the_bound(f, what);
+    let Failures {
+        failed,
+        declined,
+        over,
+        worst,
+    } = further_failures(f, what);
+    eprintln!(
+        "{what}: {} of {failed} failures over twice what crossed them, worst {worst:.2} \
+         ({declined} declined)",
+        over.len()
+    );
     assert!(
         over.is_empty(),
         "{what}: {} of {failed} failures move more than twice what crossed them: {over:#?}",
@@ -395,17 +430,34 @@ fn every_failed_cable_moves_at_most_twice_what_crossed_it() {
 
 /// The same on fabrics already damaged, where detours are balanced by
 /// load (`choice::detours`): a further failure changes the loads the
-/// detours of other LIDs meet, which must not move them in cascade.
+/// detours of other LIDs meet, which must not move them in cascade. The
+/// 9-group shape (one global cable per pair of groups: most leaves are
+/// reached by detours) on seeds 1–6, and seed 5 with Aggregation Nodes;
+/// the 4-group one on seeds 1 and 2. When each detour LID met the loads
+/// of the LIDs routed before it only, seeds 1, 3 and 5 had 1, 2 and 10
+/// cables over the bound (the worst 2.57 times), seed 5 with Aggregation
+/// Nodes 13; now the worst is 1.66. About 12 s in release.
 #[test]
 fn a_further_failure_on_a_damaged_fabric_moves_at_most_twice_what_crossed_it() {
     let damage = (0.05, 0.10, 0.05);
-    for (params, seed) in [
-        (Params::new(4, 4, 4, 2, 9), 2),
+    let nine = Params::new(4, 4, 4, 2, 9);
+    let mut fabrics: Vec<(Params, u64)> = (1..=6).map(|seed| (nine, seed)).collect();
+    let with_an = Params {
+        aggregation_nodes: true,
+        ..nine
+    };
+    fabrics.push((with_an, 5));
+    fabrics.extend([
         (Params::new(6, 6, 4, 4, 4), 1),
         (Params::new(6, 6, 4, 4, 4), 2),
-    ] {
-        let f = damaged(&params, damage, seed);
-        let what = format!("{params:?} damaged, seed {seed}");
+    ]);
+    for (p, seed) in fabrics {
+        let f = damaged(&p, damage, seed);
+        let an = if p.aggregation_nodes { " with ANs" } else { "" };
+        let what = format!(
+            "{},{},{},{},{}{an} damaged, seed {seed}",
+            p.leaves, p.spines, p.hosts, p.global_ports, p.groups
+        );
         every_failure_moves_at_most_twice_what_crossed_it(&f, &what);
     }
 }
@@ -438,8 +490,9 @@ fn damaged_detours_are_balanced_by_load() {
         );
         (dla_sum, pssp_sum) = (dla_sum + d, pssp_sum + p);
         let ebb = |r| crate::analysis::ebb::effective_bisection(&f, r, 300, 1);
-        let (d, p) = (ebb(&dla), ebb(&pssp));
-        assert!(d >= p - 0.01, "seed {seed}: EBB {d:.4}, pssp {p:.4}");
+        let (e, q) = (ebb(&dla), ebb(&pssp));
+        eprintln!("seed {seed}: busiest channel {d} (pssp {p}), EBB {e:.4} (pssp {q:.4})");
+        assert!(e >= q - 0.01, "seed {seed}: EBB {e:.4}, pssp {q:.4}");
     }
     assert!(dla_sum < pssp_sum, "{dla_sum} vs {pssp_sum}");
 }
