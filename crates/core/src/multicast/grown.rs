@@ -114,7 +114,7 @@ fn distances_to(fabric: &Fabric, in_tree: &[bool]) -> Vec<u32> {
 }
 
 /// Hops a branch may take beyond the shortest way to the tree.
-const DETOUR: u32 = 1;
+const DETOUR: u32 = 2;
 
 /// Switches a branch search may step to per member switch.
 const STEPS_PER_SWITCH: usize = 64;

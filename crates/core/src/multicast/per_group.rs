@@ -23,7 +23,8 @@
 //! its lowest-GUID neighbour one hop nearer the root, then from one
 //! chosen by the group's MLID), and OpenSM's kind of tree where its
 //! masks make a tree (every member gets one copy of each packet); then
-//! trees grown branch by branch from the two nearest roots (`grown`).
+//! trees grown branch by branch from the four nearest roots (`grown`),
+//! for groups on at most `MAX_GROWN_SWITCHES` switches.
 
 use super::flood::for_each_dependency_from;
 use super::grown::grow;
@@ -40,7 +41,12 @@ use crate::routing::{Routing, NUM_SLS};
 const GROUP_ROOTS: usize = 4;
 
 /// Roots trees are grown from per group, where no whole candidate fits.
-const GROWN_ROOTS: usize = 2;
+const GROWN_ROOTS: usize = 4;
+
+/// Groups with members on more switches than this are not grown: each
+/// branch searched costs a walk, and on the fabrics measured such groups
+/// (the broadcast group) never found a tree that way.
+const MAX_GROWN_SWITCHES: usize = 32;
 
 /// The kept dependencies of one routing pass and the trees groups are
 /// cut from when checked alone.
@@ -164,7 +170,7 @@ impl GroupChecker {
         let whole = tried
             .into_iter()
             .find(|group| keep_whole(fabric, routing, &mut self.kept, group));
-        if whole.is_some() {
+        if whole.is_some() || switches.len() > MAX_GROWN_SWITCHES {
             return whole;
         }
         roots
