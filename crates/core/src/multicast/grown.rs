@@ -1,13 +1,18 @@
 //! A group's tree grown branch by branch against the kept dependencies:
 //! from a root, the member switch nearest to the tree joins next, by the
-//! first of its shortest paths to the tree whose new turns (with those
-//! already staged) close no cycle. Trees cut from fixed candidates fail
-//! as a whole when one of their turns closes a cycle; growing lets each
-//! branch go around the turns unicast and the kept floods rule out.
+//! first path to the tree (at most `DETOUR` hops longer than the
+//! shortest, nearer switches first) whose new turns, staged one switch at
+//! a time with those already staged, close no cycle. Trees cut from fixed
+//! candidates fail as a whole when one of their turns closes a cycle;
+//! growing lets each branch go around the turns unicast and the kept
+//! floods rule out.
 //!
-//! Every path staged is checked before the next is tried, so the grown
-//! tree's whole flood is in the kept state when it is committed: the
-//! same guarantee as a candidate checked whole.
+//! Every step is staged (and unstaged when its branch is given up)
+//! before the next is tried, so the grown tree's whole flood is in the
+//! kept state when it is committed: the same guarantee as a candidate
+//! checked whole. The search stops after `STEPS_PER_SWITCH` steps per
+//! member switch, so it is not monotone: against more kept turns it can
+//! prune sooner and reach a branch it did not reach before.
 
 use std::collections::VecDeque;
 
