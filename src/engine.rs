@@ -373,15 +373,17 @@ impl EngineContext {
                 // Unicast's SLs are the ones left out; groups rarely ask
                 // for them (a group that does is warned about).
                 log::info!(
-                    "{}: multicast: trees checked against credit loops for groups on SLs {sls:?} (SL 0 \
-                     among them); groups on the other SLs get OpenSM's kind of tree",
+                    "{}: multicast: master trees checked against credit loops for groups on SLs {sls:?} (SL 0 \
+                     among them); groups on the other SLs get trees checked one by one, or OpenSM's kind of tree \
+                     where none passes",
                     self.name()
                 );
             } else if let Some(sls) = plan.partial() {
                 log::warn!(
-                    "{}: multicast: trees checked against credit loops only for groups on SLs {sls:?}; groups on \
-                     other SLs (the IPoIB broadcast group is on SL 0 unless its partition says `sl=`) get OpenSM's \
-                     kind of tree, which nothing checks; give the partition one of those SLs",
+                    "{}: multicast: master trees checked against credit loops only for groups on SLs {sls:?}; \
+                     groups on other SLs (the IPoIB broadcast group is on SL 0 unless its partition says `sl=`) \
+                     get trees checked one by one, or OpenSM's kind of tree, which nothing checks, where none \
+                     passes; give the partition one of those SLs",
                     self.name()
                 );
             }
@@ -400,7 +402,11 @@ impl EngineContext {
         let p = self.published().ok_or("no routing pass yet")?;
         if guids.len() < 2 {
             // Nothing to forward (OpenSM's default does the same); no need
-            // to work the tree rule out for it.
+            // to work the tree rule out for it. A flood the group had
+            // checked alone is no longer in the MFTs: drop it.
+            if let Some(plan) = p.multicast.get() {
+                plan.forget(mlid);
+            }
             return Ok((
                 Vec::new(),
                 format!("MLID {mlid:#06X}: fewer than two members"),

@@ -1,21 +1,36 @@
 //! Multicast trees of our engines inside OpenSM (safe side): per routing
 //! pass, the tree rule of the engine for the fabric it routed
 //! (`osmroute_core::multicast::rules`); per group, the MFT entries cut
-//! from it for the members OpenSM names, or OpenSM's kind of tree without
-//! a rule. `osm::mcast` is the FFI side.
+//! from it for the members OpenSM names; for a group the rule's trees do
+//! not serve, a tree of its own checked against the pass's kept
+//! dependencies (`multicast::per_group`, worked out on the first such
+//! group), or OpenSM's kind of tree where none passes. `osm::mcast` is
+//! the FFI side.
+//!
+//! The kept dependencies live as long as the pass's plan: OpenSM rebuilds
+//! a group (same MLID) on every membership change and sweep, which
+//! replaces its flood, and a group down to fewer than two members drops
+//! it (`forget`); the next routing pass starts afresh.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::Mutex;
 
 use osmroute_core::fabric::{Fabric, PortRef};
-use osmroute_core::multicast::opensm_like::opensm_like;
+use osmroute_core::multicast::fat_tree::downward_candidates;
+use osmroute_core::multicast::per_group::GroupChecker;
 use osmroute_core::multicast::rules::{rule_for, TreeRule};
-use osmroute_core::multicast::{build_group, GroupMft};
+use osmroute_core::multicast::{build_group, build_group_checked, Checked, GroupMft};
 use osmroute_core::Routing;
 
 /// What one routing pass leaves for the multicast passes that follow it.
 pub struct MulticastPlan {
+    engine: String,
     rule: Result<TreeRule, String>,
+    /// Groups the rule's trees do not serve are checked alone against
+    /// these (None until the first such group; an error where the fabric
+    /// allows no check at routing time).
+    checker: Mutex<Option<Result<GroupChecker, String>>>,
     /// End ports by port GUID (OpenSM names members by port GUID).
     port_by_guid: HashMap<u64, PortRef>,
     /// SLs (a bit each) whose unchecked trees were already warned about.
@@ -25,7 +40,9 @@ pub struct MulticastPlan {
 impl MulticastPlan {
     pub fn new(engine: &str, fabric: &Fabric, routing: &Routing) -> Self {
         MulticastPlan {
+            engine: engine.to_string(),
             rule: rule_for(engine, fabric, routing),
+            checker: Mutex::new(None),
             port_by_guid: fabric.end_ports().map(|(at, p)| (p.guid, at)).collect(),
             warned_sls: AtomicU16::new(0),
         }
@@ -49,27 +66,69 @@ impl MulticastPlan {
         self.rule.as_ref().is_ok_and(|r| r.covers(0))
     }
 
-    /// Warns once per SL when a group lands on an SL the checked trees do
-    /// not cover, where SL 0 is covered (only groups created on one of
-    /// unicast's SLs then land there; without SL 0 the pass's warning
-    /// already said so).
-    fn warn_unchecked(&self, rule: &TreeRule, mlid: u16, sl: u8) {
+    /// Warns once per SL when a group gets OpenSM's kind of tree, which
+    /// nothing checked (`why`: what the rule and the check alone said).
+    fn warn_unchecked(&self, mlid: u16, sl: u8, why: &str) {
         let bit = 1u16 << (sl & 0xf);
-        if rule.covers(sl)
-            || !rule.covers(0)
-            || self.warned_sls.fetch_or(bit, Ordering::Relaxed) & bit != 0
-        {
+        if self.warned_sls.fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+            log::debug!("multicast MLID {mlid:#06X}: {why}; OpenSM's kind of tree");
             return;
         }
         log::warn!(
-            "multicast MLID {mlid:#06X} (and any other group on SL {sl}): SL {sl} is not among the SLs whose \
-             trees are checked ({:?}); it gets OpenSM's kind of tree, which nothing checks against credit loops",
-            rule.covered_sls()
+            "multicast MLID {mlid:#06X} (and any other group on SL {sl} that fits no checked tree): {why}; it \
+             gets OpenSM's kind of tree, which nothing checks against credit loops"
         );
     }
 
+    /// The checker for groups the rule's trees do not serve, worked out
+    /// on first use (it traces unicast's routes once).
+    fn checker<'c>(
+        &self,
+        slot: &'c mut Option<Result<GroupChecker, String>>,
+        fabric: &Fabric,
+        routing: &Routing,
+    ) -> Option<&'c mut GroupChecker> {
+        slot.get_or_insert_with(|| {
+            let started = std::time::Instant::now();
+            // mlid's trees hung down from each top switch turn only as
+            // up*/down* unicast does: good candidates on its fat trees.
+            let extra = match self.engine.as_str() {
+                "mlid" => downward_candidates(fabric).unwrap_or_default(),
+                _ => Vec::new(),
+            };
+            let checker = GroupChecker::new(fabric, routing, self.rule.as_ref().ok(), &extra);
+            match &checker {
+                Ok(_) => log::info!(
+                    "{}: multicast: groups no master tree serves are checked one by one against unicast and the \
+                     groups kept so far (set up in {:.1} ms)",
+                    self.engine,
+                    started.elapsed().as_secs_f64() * 1e3
+                ),
+                Err(e) => log::warn!(
+                    "{}: multicast: groups no master tree serves cannot be checked one by one: {e}",
+                    self.engine
+                ),
+            }
+            checker
+        })
+        .as_mut()
+        .ok()
+    }
+
+    /// Drops group `mlid`'s kept flood, if it has one (the group is down
+    /// to fewer than two members: no forwarding, nothing to keep).
+    pub fn forget(&self, mlid: u16) {
+        if let Ok(mut slot) = self.checker.lock() {
+            if let Some(Ok(checker)) = slot.as_mut() {
+                checker.forget(mlid);
+            }
+        }
+    }
+
     /// The MFT entries of group `mlid` for the member ports `guids`: per
-    /// switch node GUID, the ports to set. Member GUIDs this routing's
+    /// switch node GUID, the ports to set. Cut from the rule's trees
+    /// where they serve the group, else a tree of its own checked alone,
+    /// else OpenSM's kind of tree (with a warning, once per SL). Member GUIDs this routing's
     /// fabric does not know (ports gone since the routing pass; the next
     /// sweep routes without them) are left out with a warning rather than
     /// failing the group, which OpenSM would leave without any entries.
@@ -90,22 +149,34 @@ impl MulticastPlan {
                 ),
             }
         }
-        let group = match &self.rule {
-            Ok(rule) => {
-                self.warn_unchecked(rule, mlid, sl);
-                // A tree of the rule that cannot hold these members (a
-                // switch's own port on a top the trees do not reach, say)
-                // leaves the group to OpenSM's kind of tree, not without
-                // entries.
-                build_group(fabric, rule, routing, mlid, sl, &members).or_else(|e| {
-                    log::warn!(
-                        "multicast MLID {mlid:#06X}: {e}; it gets OpenSM's kind of tree, which nothing checks \
-                         against credit loops"
-                    );
-                    opensm_like(fabric, routing, mlid, sl, &members)
-                })?
+        let rule = self.rule.as_ref().ok();
+        // OpenSM calls us under its lock, one group at a time; a poisoned
+        // lock (a panic caught earlier) still holds a consistent state:
+        // every change to it is whole or undone.
+        let mut slot = self.checker.lock().unwrap_or_else(|e| e.into_inner());
+        let served = rule
+            .filter(|r| r.covers(sl))
+            .and_then(|r| build_group(fabric, r, routing, mlid, sl, &members).ok());
+        let group = match served {
+            Some(group) => {
+                if let Some(Ok(checker)) = slot.as_mut() {
+                    checker.forget(mlid);
+                }
+                group
             }
-            Err(_) => opensm_like(fabric, routing, mlid, sl, &members)?,
+            None => {
+                let checker = self.checker(&mut slot, fabric, routing);
+                let (group, how) =
+                    build_group_checked(fabric, rule, checker, routing, mlid, sl, &members)?;
+                match how {
+                    Checked::Unchecked(why) => self.warn_unchecked(mlid, sl, &why),
+                    Checked::Alone => log::debug!(
+                        "multicast MLID {mlid:#06X} (SL {sl}): a tree of its own, checked"
+                    ),
+                    Checked::Master => {}
+                }
+                group
+            }
         };
         let mut out = Vec::new();
         for s in group.switches() {

@@ -52,9 +52,23 @@ pub fn for_each_dependency(
     group: &GroupMft,
     dep: &mut dyn FnMut(Channel, Channel),
 ) {
+    for_each_dependency_from(fabric, sl2vl, group, group.switches(), dep)
+}
+
+/// The dependencies of `for_each_dependency` whose held channel leaves
+/// one of `from` (a group grown switch by switch: the switches whose
+/// masks changed and their neighbours give every dependency the change
+/// can add).
+pub fn for_each_dependency_from(
+    fabric: &Fabric,
+    sl2vl: Option<&Sl2Vl>,
+    group: &GroupMft,
+    from: impl IntoIterator<Item = SwitchId>,
+    dep: &mut dyn FnMut(Channel, Channel),
+) {
     let graph = fabric.graph();
     let sl = group.sl;
-    for t in group.switches() {
+    for t in from {
         for inp in in_ports(fabric, group, t) {
             for &p in group.mask(t).iter().filter(|&&p| p != inp) {
                 let Some(Peer::Switch {

@@ -12,7 +12,10 @@
 pub mod check;
 pub mod fat_tree;
 pub mod flood;
+pub mod grown;
+pub mod kept;
 pub mod opensm_like;
+pub mod per_group;
 pub mod rules;
 pub mod tree;
 pub mod verified;
@@ -107,6 +110,65 @@ pub fn build_group(
     best.ok_or_else(|| "no tree".to_string())
 }
 
+/// How a group's tree was made safe, if it was.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Checked {
+    /// Cut from a master tree (or the rule's argument) covering its SL.
+    Master,
+    /// Its own tree, checked at creation against the kept dependencies
+    /// (`per_group`).
+    Alone,
+    /// OpenSM's kind of tree, which nothing checked: why no checked tree.
+    Unchecked(String),
+}
+
+/// The MFTs of group `mlid` on `sl` for `members`: cut from the rule's
+/// trees where they serve the group, else its own tree checked by
+/// `checker` (the engine's kept dependencies, which keep its flood), else
+/// OpenSM's kind of tree, unchecked, with the reason. `rule` is None
+/// where the engine has none for this routing; `checker` where groups
+/// cannot be checked alone. A group served by the rule has no flood of
+/// its own kept (an earlier one on another SL is dropped).
+pub fn build_group_checked(
+    fabric: &Fabric,
+    rule: Option<&rules::TreeRule>,
+    checker: Option<&mut per_group::GroupChecker>,
+    routing: &crate::routing::Routing,
+    mlid: u16,
+    sl: u8,
+    members: &[PortRef],
+) -> Result<(GroupMft, Checked), String> {
+    let why = match rule {
+        Some(rule) if rule.covers(sl) => {
+            match build_group(fabric, rule, routing, mlid, sl, members) {
+                Ok(group) => {
+                    if let Some(checker) = checker {
+                        checker.forget(mlid);
+                    }
+                    return Ok((group, Checked::Master));
+                }
+                Err(e) => e,
+            }
+        }
+        Some(rule) => format!(
+            "SL {sl} is not among the SLs whose master trees are checked ({:?})",
+            rule.covered_sls()
+        ),
+        None => "no tree rule for this routing".to_string(),
+    };
+    let why = match checker {
+        Some(checker) => match checker.build(fabric, routing, mlid, sl, members) {
+            Some(group) => return Ok((group, Checked::Alone)),
+            None => format!("{why}, and each tree of its own tried closes a credit loop"),
+        },
+        None => why,
+    };
+    let group = opensm_like::opensm_like(fabric, routing, mlid, sl, members)?;
+    Ok((group, Checked::Unchecked(why)))
+}
+
+#[cfg(test)]
+mod per_group_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -91,7 +91,8 @@ impl MasterTrees {
 pub fn rule_for(engine: &str, fabric: &Fabric, routing: &Routing) -> Result<TreeRule, String> {
     let why = |e: String| {
         format!(
-            "{e}; its groups get OpenSM's kind of tree, which nothing checks against credit loops{}",
+            "{e}; each group then gets a tree of its own checked against unicast and the groups kept so far where \
+             the fabric allows and one passes, else OpenSM's kind of tree, which nothing checks against credit loops{}",
             remedy(engine)
         )
     };

@@ -12,10 +12,11 @@
 //! Trees are taken for every SL at once first, then SL by SL: SLs that map
 //! to the same VL on every hop form a class and share their trees (SL 0's
 //! class first), and a class takes the candidates whose flood on its VLs
-//! keeps the union acyclic. A class left without a tree gets OpenSM's kind
-//! of tree (`opensm_like`), unchecked; a class that shares a VL with one on
-//! some hop is left without too, so unchecked trees never add dependencies
-//! to a VL a check covered.
+//! keeps the union acyclic. Groups of a class left without a tree are
+//! checked one by one (`per_group`), and get OpenSM's kind of tree
+//! (`opensm_like`), unchecked, where none of theirs passes; a class that
+//! shares a VL with one on some hop is left without too, so unchecked
+//! trees never add dependencies to a VL a master tree was checked on.
 //!
 //! For sfmin on an intact Slim Fly the check cannot fail: its SL2VL tables
 //! put a packet from a host on VL 0 and one from a switch on VL 1 for every
@@ -36,11 +37,11 @@
 //! `MAX_ROUTES` routes to trace, which then keep OpenSM's own trees.
 
 use super::flood::for_each_dependency;
+use super::kept::KeptDependencies;
 use super::rules::MasterTrees;
 use super::tree::{attachment, cut, Tree};
-use crate::analysis::credit::{Channel, DependencyGraph};
+use crate::analysis::credit::Channel;
 use crate::analysis::report::analyze_with_dependencies;
-use crate::deadlock::dynamic_dag::DynamicDag;
 use crate::fabric::{Fabric, PortRef, SwitchId};
 use crate::routing::{Routing, ALL_VL0, NUM_SLS};
 
@@ -125,7 +126,10 @@ pub fn verified_masters(
 
 /// Unicast's dependencies, ready for trees to be added; or why trees
 /// cannot be checked against them at routing time.
-fn unicast_union<'a>(fabric: &'a Fabric, routing: &'a Routing) -> Result<Union<'a>, String> {
+pub(super) fn unicast_union(
+    fabric: &Fabric,
+    routing: &Routing,
+) -> Result<KeptDependencies, String> {
     let routes = routes(fabric);
     if routes > MAX_ROUTES {
         return Err(format!(
@@ -136,7 +140,8 @@ fn unicast_union<'a>(fabric: &'a Fabric, routing: &'a Routing) -> Result<Union<'
         return Err("the fabric is in pieces".into());
     }
     let (_, unicast) = analyze_with_dependencies(fabric, routing, &|_, _| {});
-    Union::new(unicast).ok_or_else(|| "unicast alone closes a credit loop".to_string())
+    KeptDependencies::from_unicast(&unicast)
+        .ok_or_else(|| "unicast alone closes a credit loop".to_string())
 }
 
 /// Most trees of a family (a bit each in `MasterTrees::per_sl`).
@@ -176,7 +181,7 @@ pub fn verified_family(
             continue;
         }
         let fits = whole_flood(fabric, routing, tree, &everyone, &on)
-            .is_ok_and(|deps| union.try_add(&deps));
+            .is_ok_and(|deps| union.try_add(fabric.graph(), &deps));
         if !fits {
             return Err("the trees checked before close a credit loop when added again".into());
         }
@@ -192,7 +197,7 @@ pub fn verified_family(
     for &rep in reps.iter().filter(|&&r| kept.per_sl[r as usize] == 0) {
         for (i, tree) in trees.iter().enumerate().skip(kept.trees.len()) {
             let fits = whole_flood(fabric, routing, tree, &everyone, &[rep])
-                .is_ok_and(|deps| union.try_add(&deps));
+                .is_ok_and(|deps| union.try_add(fabric.graph(), &deps));
             if fits {
                 for sl in (0..NUM_SLS).filter(|&sl| class[sl] == rep) {
                     per_sl[sl] |= 1 << i;
@@ -224,7 +229,7 @@ pub fn verified_family(
 
 /// Per SL, the lowest SL that maps to the same VL on every hop (its
 /// class): groups of one class make the same dependencies.
-fn sl_classes(routing: &Routing) -> [u8; NUM_SLS] {
+pub(super) fn sl_classes(routing: &Routing) -> [u8; NUM_SLS] {
     let tables = routing
         .sl2vl
         .as_ref()
@@ -242,7 +247,7 @@ struct Taking<'a> {
     routing: &'a Routing,
     candidates: &'a [Tree],
     everyone: Vec<PortRef>,
-    union: Union<'a>,
+    union: KeptDependencies,
     /// Candidates (by index) taken, in the order of their bits.
     taken: Vec<usize>,
     per_sl: [u32; NUM_SLS],
@@ -275,7 +280,7 @@ impl Taking<'_> {
                 continue;
             }
             let fits = whole_flood(self.fabric, self.routing, tree, &self.everyone, reps)
-                .is_ok_and(|deps| self.union.try_add(&deps));
+                .is_ok_and(|deps| self.union.try_add(self.fabric.graph(), &deps));
             if fits {
                 if bit == self.taken.len() {
                     self.taken.push(i);
@@ -315,7 +320,7 @@ pub(super) fn apart_from_the_rest(routing: &Routing, mut per_sl: [u32; NUM_SLS])
 
 /// The flood dependencies of `tree` with every end port a member, on the
 /// SLs `sls` at once (groups of any of them may share it).
-fn whole_flood(
+pub(super) fn whole_flood(
     fabric: &Fabric,
     routing: &Routing,
     tree: &Tree,
@@ -339,69 +344,10 @@ fn whole_flood(
     Ok(deps)
 }
 
-/// Unicast's dependencies and the floods taken so far, kept free of
-/// cycles as floods are added, each whole or not at all: an incremental
-/// topological order (`DynamicDag`) started from one of unicast's, so a
-/// candidate costs a search around its own dependencies rather than a
-/// cycle search over the whole graph.
-struct Union<'a> {
-    /// Unicast's graph, for its channel ids.
-    ids: DependencyGraph<'a>,
-    /// Per channel id, its place in the order the DAG's nodes follow.
-    rank: Vec<u32>,
-    dag: DynamicDag,
-    added: Vec<(u32, u32)>,
-}
-
-impl<'a> Union<'a> {
-    /// None when unicast alone has a cycle.
-    fn new(unicast: DependencyGraph<'a>) -> Option<Self> {
-        let order = unicast.topological_order()?;
-        let mut rank = vec![0u32; order.len()];
-        for (i, &id) in order.iter().enumerate() {
-            rank[id as usize] = i as u32;
-        }
-        let mut dag = DynamicDag::new(order.len());
-        for (a, b) in unicast.edge_ids() {
-            // Forward in the order: no search.
-            dag.insert(rank[a as usize], rank[b as usize]).ok()?;
-        }
-        Some(Union {
-            ids: unicast,
-            rank,
-            dag,
-            added: Vec::new(),
-        })
-    }
-
-    /// Adds every dependency of `deps`, or none of them when together
-    /// they would close a cycle.
-    fn try_add(&mut self, deps: &[(Channel, Channel)]) -> bool {
-        self.added.clear();
-        for &(a, b) in deps {
-            let (a, b) = (
-                self.rank[self.ids.id_of(a) as usize],
-                self.rank[self.ids.id_of(b) as usize],
-            );
-            match self.dag.insert(a, b) {
-                Ok(true) => self.added.push((a, b)),
-                Ok(false) => {}
-                Err(_) => {
-                    for &(x, y) in &self.added {
-                        self.dag.remove(x, y);
-                    }
-                    return false;
-                }
-            }
-        }
-        true
-    }
-}
-
 /// Every end port a member (CA ports, and switches' port 0, which
 /// in-band management joins groups with): the whole flood of a tree,
 /// whose dependencies include those of any group cut from it.
-fn everyone(fabric: &Fabric) -> Vec<PortRef> {
+pub(super) fn everyone(fabric: &Fabric) -> Vec<PortRef> {
     fabric.end_ports().map(|(at, _)| at).collect()
 }
 
@@ -409,7 +355,7 @@ fn everyone(fabric: &Fabric) -> Vec<PortRef> {
 /// (else dla's hub tree on a Dragonfly, whose shape keeps tree paths to
 /// at most two global cables), then breadth-first trees from the most
 /// central switches (least eccentricity, then the lowest GUID).
-fn candidates(fabric: &Fabric, first: Option<Tree>) -> Vec<Tree> {
+pub(super) fn candidates(fabric: &Fabric, first: Option<Tree>) -> Vec<Tree> {
     let graph = fabric.graph();
     let mut roots: Vec<SwitchId> = graph.ids().collect();
     roots.sort_by_key(|&s| (graph.dist_row(s).iter().copied().max().unwrap_or(0), s));
@@ -462,7 +408,7 @@ pub fn layering_seed(fabric: &Fabric) -> Vec<(u32, u32)> {
 }
 
 /// A breadth-first tree from `root` whose groups all use the same cables.
-fn breadth_first(fabric: &Fabric, root: SwitchId) -> Tree {
+pub(super) fn breadth_first(fabric: &Fabric, root: SwitchId) -> Tree {
     let graph = fabric.graph();
     let dist = graph.dist_row(root);
     let parent = graph
