@@ -588,7 +588,10 @@ impl<'a> Search<'a> {
             let Some(y) = r.next[x.idx()] else {
                 break;
             };
-            self.load[graph.channel(x, r.port[x.idx()])] -= f;
+            // The LID's flow passes there: never below zero (saturating
+            // all the same: the plugin must not panic).
+            let load = &mut self.load[graph.channel(x, r.port[x.idx()])];
+            *load = load.saturating_sub(f);
             x = y;
         }
         lfts[m.at.idx()].set(lid, m.port);
