@@ -296,10 +296,8 @@ struct Search<'a> {
     /// Per switch: `stamp` where it is on the path being replaced.
     on_old: Vec<u32>,
     stamp: u32,
-    /// The paths of the port's other LIDs from the switch weighed, and
-    /// the path of the LID being moved; how many of the others equal
-    /// its path now.
-    others: Vec<Vec<(SwitchId, PortNum)>>,
+    /// A path of the LID being moved from the switch weighed, and how
+    /// many of the port's other LIDs take its path from there now.
     mine: Vec<(SwitchId, PortNum)>,
     same_now: usize,
 }
@@ -348,7 +346,6 @@ impl<'a> Search<'a> {
             passes: vec![false; n],
             on_old: vec![0; n],
             stamp: 0,
-            others: Vec::new(),
             mine: Vec::new(),
             same_now: 0,
         }
@@ -518,13 +515,15 @@ impl<'a> Search<'a> {
                 continue;
             }
             if !listed {
-                self.list_other_paths(lfts, (i, k), u);
+                self.mine.clear();
+                path_from(self.fabric, lfts, lid, u, p.at, &mut self.mine);
+                self.same_now = self.taking(lfts, (i, k));
                 listed = true;
             }
             self.mine.clear();
             self.mine.push((u, c.port));
             path_from(self.fabric, lfts, lid, y, p.at, &mut self.mine);
-            if self.others.iter().filter(|o| **o == self.mine).count() <= self.same_now {
+            if self.taking(lfts, (i, k)) <= self.same_now {
                 *best = Some(m);
             }
         }
@@ -540,24 +539,39 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// Lists the paths of port `i`'s other LIDs from `u` (`others`) and
-    /// counts those equal to offset `k`'s own (`same_now`).
-    fn list_other_paths(&mut self, lfts: &[Lft], (i, k): (usize, u16), u: SwitchId) {
+    /// How many of port `i`'s LIDs other than offset `k` take `mine`
+    /// from its first switch (by the tables): each followed only while it
+    /// agrees, most part at the first cable.
+    fn taking(&mut self, lfts: &[Lft], (i, k): (usize, u16)) -> usize {
+        let graph = self.fabric.graph();
         let p = &self.ports[i];
-        self.others.resize_with(usize::from(p.count), Vec::new);
-        for j in 0..p.count {
-            let path = &mut self.others[usize::from(j)];
-            path.clear();
-            // Its own slot stays empty: no path equals an empty one.
-            if j != k {
-                path_from(self.fabric, lfts, p.base.offset(j), u, p.at, path);
+        let Some(&(u, _)) = self.mine.first() else {
+            return 0;
+        };
+        let mut equal = 0;
+        for j in (0..p.count).filter(|&j| j != k) {
+            let lid = p.base.offset(j);
+            let mut s = u;
+            for (at, &step) in self.mine.iter().enumerate() {
+                self.work = self.work.saturating_sub(1);
+                let port = lfts[s.idx()].get(lid);
+                if s == p.at || step != (s, port) {
+                    break;
+                }
+                match graph.switch_behind(s, port) {
+                    Some(y) if at + 1 < self.mine.len() => s = y,
+                    Some(y) => {
+                        equal += usize::from(y == p.at);
+                        break;
+                    }
+                    None => {
+                        equal += usize::from(at + 1 == self.mine.len());
+                        break;
+                    }
+                }
             }
         }
-        self.mine.clear();
-        path_from(self.fabric, lfts, p.base.offset(k), u, p.at, &mut self.mine);
-        let steps: usize = self.others.iter().map(Vec::len).sum();
-        self.work = self.work.saturating_sub(steps as u64);
-        self.same_now = self.others.iter().filter(|o| **o == self.mine).count();
+        equal
     }
 
     /// Sets the entry and moves the flow from the old path to the new one,
