@@ -10,10 +10,9 @@
 //! LID cannot see that: a middle switch's missing cables only show once
 //! every LID's routes are down. So, on damaged trees only (`needs_repair`;
 //! a complete tree keeps the fill's tables), this pass looks at the whole
-//! load: while the busiest
-//! cable can be relieved, one switch on a route over it forwards that LID
-//! over another of its candidates, the move that leaves the cables it
-//! loads least busy.
+//! load: while the busiest cable can be relieved, one switch on a route
+//! over it forwards that LID over another of its candidates, the move
+//! that leaves the cables it loads least busy.
 //!
 //! A candidate goes the same way (up or down) as the entry it replaces,
 //! to a switch one hop nearer the destination whose own route is
@@ -22,9 +21,10 @@
 //! route is up*/down* move (not descents on VL 1 or shortest detours).
 //! A port's other LIDs do not take the new path from that switch more
 //! often than the old one (a port's LIDs keep their different paths), and
-//! extra LIDs move before base LIDs: where sources take base LIDs (every
-//! tree this pass runs on) their spread, the EBB, stays as the fill made
-//! it. A move lowers the busiest cable and raises none to its load, so
+//! extra LIDs move before base LIDs: sources take base LIDs on every tree
+//! this pass runs on, so at lmc > 0 their spread, the EBB, stays as the
+//! fill made it where extra LIDs suffice (FT(8,3) and the PGFT of the
+//! tests); at lmc 0 base LIDs move and the EBB loses up to .004. A move lowers the busiest cable and raises none to its load, so
 //! the cables at the maximum get fewer with every move and the pass ends.
 
 use super::NAME;
