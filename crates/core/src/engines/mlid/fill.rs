@@ -1,6 +1,7 @@
 //! The LFT fill: every LID of every end port, on every switch.
 
 use super::balance::{all_candidates, Balance, Candidates, ALL_UP};
+use super::repair::{needs_repair, spread_busiest, HostLids};
 use super::vl1::{vl1_tables, VL1_SL};
 use super::{LmcPlan, MlidOptions, NAME};
 use crate::deadlock::virtual_layers::make_deadlock_free;
@@ -26,8 +27,39 @@ pub(super) fn route_tree(
 ) -> Result<(Routing, BasePlaces), Error> {
     log_lmc_plan(fabric, tree);
     let at_switch = destinations_by_switch(fabric, tree);
-    let filled = fill(fabric, tree, &at_switch);
+    let mut filled = fill(fabric, tree, &at_switch);
+    // Layered routings keep the fill's paths: their layers are placed
+    // for them.
+    if filled.detoured.is_empty() && needs_repair(tree) {
+        let ports = host_lids(&at_switch);
+        let lids: usize = ports.iter().map(|p| usize::from(p.count)).sum();
+        let done = spread_busiest(fabric, tree, &ports, &mut filled.lfts, 4 * lids);
+        log::info!(
+            "{NAME}: damaged tree: {} entries moved, busiest cable {} -> {} routes",
+            done.moves,
+            done.busiest_before,
+            done.busiest_after
+        );
+    }
     finish(fabric, tree, options, filled)
+}
+
+/// The host ports' LIDs (not switches': management traffic only), for
+/// the repair of damaged trees.
+fn host_lids(at_switch: &[Vec<Destination>]) -> Vec<HostLids> {
+    at_switch
+        .iter()
+        .enumerate()
+        .flat_map(|(s, ds)| {
+            ds.iter()
+                .filter(|d| !d.deliver.is_management())
+                .map(move |d| HostLids {
+                    base: d.base,
+                    count: d.count as u16,
+                    at: SwitchId::new(s),
+                })
+        })
+        .collect()
 }
 
 /// Says what the LMC gives of the tree's up-paths, and which LMC to set.

@@ -30,6 +30,7 @@
 mod balance;
 mod fill;
 mod lmc;
+mod repair;
 mod selection;
 mod vl1;
 
