@@ -3,6 +3,7 @@
 use super::check::check;
 use super::per_group::GroupChecker;
 use super::rules::{rule_for, TreeRule};
+use super::tree_tests::loop_free;
 use super::{build_group_checked, Checked, GroupMft};
 use crate::analysis::report::analyze_with_dependencies;
 use crate::fabric::{Fabric, PortRef};
@@ -53,18 +54,6 @@ fn serve(
             build_group_checked(f, rule, Some(&mut *checker), r, *mlid, sl, m).unwrap()
         })
         .collect()
-}
-
-/// Unicast plus every group's flood has no credit loop, and every member
-/// of every group gets exactly one copy of each packet.
-fn assert_loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) {
-    let (report, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
-    assert!(report.credit_loop.is_none(), "unicast alone");
-    let m = check(f, r, groups, &unicast);
-    assert!(m.credit_loop.is_none(), "{:?}", m.credit_loop);
-    for g in &m.groups {
-        assert!(g.sound(), "group {:#x}: {:?}", g.mlid, g.delivery);
-    }
 }
 
 fn count(served: &[(GroupMft, Checked)], what: fn(&Checked) -> bool) -> usize {
@@ -129,7 +118,7 @@ fn groups_on_sls_without_master_trees_get_checked_trees_of_their_own() {
         }
     }
     assert_eq!(checker.kept_groups(), checked.len());
-    assert_loop_free(&f, &r, &checked);
+    loop_free(&f, &r, &checked);
     let (_, unicast) = analyze_with_dependencies(&f, &r, &|_, _| {});
     let mut with_refused = checked.clone();
     with_refused.push(refused[0].clone());
@@ -171,7 +160,7 @@ fn sl0_groups_pass_alone_where_no_master_tree_does() {
         .collect();
     eprintln!("SL 0: {} of {} checked alone", checked.len(), served.len());
     assert!(!checked.is_empty());
-    assert_loop_free(&f, &r, &checked);
+    loop_free(&f, &r, &checked);
 }
 
 /// A group that fits no tree keeps OpenSM's kind of tree with the reason:

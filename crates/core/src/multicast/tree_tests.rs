@@ -70,7 +70,7 @@ fn assert_loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) {
 /// Asserts that unicast plus `groups` have no credit loop and every group
 /// is sound; the dependencies the groups add to unicast's (none where
 /// unicast turns wherever the trees do).
-fn loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) -> usize {
+pub(super) fn loop_free(f: &Fabric, r: &Routing, groups: &[GroupMft]) -> usize {
     let (report, unicast) = analyze_with_dependencies(f, r, &|_, _| {});
     assert!(report.credit_loop.is_none(), "unicast alone");
     let m = check(f, r, groups, &unicast);
