@@ -14,11 +14,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use osmroute_core::io::detect::{self, Form};
+use osmroute_core::fabric::MAX_UNICAST_LID;
+use osmroute_core::io::detect::Form;
 use osmroute_core::io::guid2lid;
-
-/// The highest unicast LID (0xBFFF).
-const MAX_UNICAST_LID: u32 = 0xBFFF;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,10 +44,7 @@ pub fn run(args: Args) -> crate::CmdResult {
         return Err(format!("--lmc {}: InfiniBand's LMC is 0 to 7", args.lmc).into());
     }
     let path = &args.fabric;
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let read = detect::read(&text, args.format).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut builder = read.builder;
+    let mut builder = crate::load::read_text(path, args.format)?.builder;
     builder
         .assign_lids_switches_first(args.lmc)
         .map_err(|e| format!("{}: {e} (even with the switches first)", path.display()))?;

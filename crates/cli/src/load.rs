@@ -114,13 +114,7 @@ impl Source<'_> {
     /// skipped around the topology are warned about on stderr.
     pub fn load(&self, budget: VlBudget) -> Result<Fabric, String> {
         let path = self.path;
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let read =
-            detect::read(&text, self.format).map_err(|e| format!("{}: {e}", path.display()))?;
-        for skipped in &read.skipped {
-            eprintln!("warning: {}: {skipped}", path.display());
-        }
+        let read = read_text(path, self.format)?;
         let mut builder = read.builder;
         match (self.guid2lid, self.lmc) {
             (Some(g), _) => {
@@ -165,6 +159,19 @@ impl Source<'_> {
             .build()
             .map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// The fabric file at `path` read in `format` (or the form its lines
+/// show), with the lines skipped around the topology warned about on
+/// stderr.
+pub(crate) fn read_text(path: &Path, format: Option<Form>) -> Result<detect::FabricText, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let read = detect::read(&text, format).map_err(|e| format!("{}: {e}", path.display()))?;
+    for skipped in &read.skipped {
+        eprintln!("warning: {}: {skipped}", path.display());
+    }
+    Ok(read)
 }
 
 /// Whether the LIDs in `builder` serve LMC `lmc` as they are: every CA
