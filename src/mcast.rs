@@ -20,7 +20,7 @@ use osmroute_core::fabric::{Fabric, PortRef};
 use osmroute_core::multicast::fat_tree::downward_candidates;
 use osmroute_core::multicast::per_group::GroupChecker;
 use osmroute_core::multicast::rules::{rule_for, TreeRule};
-use osmroute_core::multicast::{build_group, build_group_checked, Checked, GroupMft};
+use osmroute_core::multicast::{alone_or_unchecked, from_rule, Checked, GroupMft};
 use osmroute_core::Routing;
 
 /// What one routing pass leaves for the multicast passes that follow it.
@@ -154,20 +154,19 @@ impl MulticastPlan {
         // lock (a panic caught earlier) still holds a consistent state:
         // every change to it is whole or undone.
         let mut slot = self.checker.lock().unwrap_or_else(|e| e.into_inner());
-        let served = rule
-            .filter(|r| r.covers(sl))
-            .and_then(|r| build_group(fabric, r, routing, mlid, sl, &members).ok());
-        let group = match served {
-            Some(group) => {
+        let group = match from_rule(fabric, rule, routing, mlid, sl, &members) {
+            Ok(group) => {
+                // Served by the rule: no flood of its own to keep (a
+                // checker not made yet holds none).
                 if let Some(Ok(checker)) = slot.as_mut() {
                     checker.forget(mlid);
                 }
                 group
             }
-            None => {
+            Err(why) => {
                 let checker = self.checker(&mut slot, fabric, routing);
                 let (group, how) =
-                    build_group_checked(fabric, rule, checker, routing, mlid, sl, &members)?;
+                    alone_or_unchecked(fabric, checker, routing, mlid, sl, &members, why)?;
                 match how {
                     Checked::Unchecked(why) => self.warn_unchecked(mlid, sl, &why),
                     Checked::Alone => log::debug!(

@@ -138,24 +138,50 @@ pub fn build_group_checked(
     sl: u8,
     members: &[PortRef],
 ) -> Result<(GroupMft, Checked), String> {
-    let why = match rule {
-        Some(rule) if rule.covers(sl) => {
-            match build_group(fabric, rule, routing, mlid, sl, members) {
-                Ok(group) => {
-                    if let Some(checker) = checker {
-                        checker.forget(mlid);
-                    }
-                    return Ok((group, Checked::Master));
-                }
-                Err(e) => e,
+    match from_rule(fabric, rule, routing, mlid, sl, members) {
+        Ok(group) => {
+            if let Some(checker) = checker {
+                checker.forget(mlid);
             }
+            Ok((group, Checked::Master))
         }
-        Some(rule) => format!(
+        Err(why) => alone_or_unchecked(fabric, checker, routing, mlid, sl, members, why),
+    }
+}
+
+/// The first step of `build_group_checked`: the group cut from the rule's
+/// trees for its SL, or why they do not serve it. Apart so that a caller
+/// can make the checker of the second step only when it is needed.
+pub fn from_rule(
+    fabric: &Fabric,
+    rule: Option<&rules::TreeRule>,
+    routing: &crate::routing::Routing,
+    mlid: u16,
+    sl: u8,
+    members: &[PortRef],
+) -> Result<GroupMft, String> {
+    match rule {
+        Some(rule) if rule.covers(sl) => build_group(fabric, rule, routing, mlid, sl, members),
+        Some(rule) => Err(format!(
             "SL {sl} is not among the SLs whose master trees are checked ({:?})",
             rule.covered_sls()
-        ),
-        None => "no tree rule for this routing".to_string(),
-    };
+        )),
+        None => Err("no tree rule for this routing".to_string()),
+    }
+}
+
+/// The second step of `build_group_checked`, for a group the rule's
+/// trees do not serve (`why`): its own tree checked alone, else OpenSM's
+/// kind of tree with the reason.
+pub fn alone_or_unchecked(
+    fabric: &Fabric,
+    checker: Option<&mut per_group::GroupChecker>,
+    routing: &crate::routing::Routing,
+    mlid: u16,
+    sl: u8,
+    members: &[PortRef],
+    why: String,
+) -> Result<(GroupMft, Checked), String> {
     let why = match checker {
         Some(checker) => match checker.build(fabric, routing, mlid, sl, members) {
             Some(group) => return Ok((group, Checked::Alone)),
