@@ -32,10 +32,10 @@ use super::kept::KeptDependencies;
 use super::opensm_like::opensm_like;
 use super::rules::{MasterTrees, TreeRule};
 use super::tree::{attachment, cut, spread, Tree};
-use super::verified::{breadth_first, candidates, sl_classes, unicast_union, whole_flood};
+use super::verified::{add_kept_floods, breadth_first, candidates, sl_classes, unicast_union};
 use super::GroupMft;
 use crate::fabric::{Fabric, Peer, PortRef, SwitchId};
-use crate::routing::{Routing, NUM_SLS};
+use crate::routing::Routing;
 
 /// Roots of the breadth-first trees tried per group.
 const GROUP_ROOTS: usize = 4;
@@ -85,20 +85,8 @@ impl GroupChecker {
         let mut kept = unicast_union(fabric, routing)?;
         let class = sl_classes(routing);
         let everyone = super::verified::everyone(fabric);
-        for (i, tree) in masters.trees.iter().enumerate() {
-            let reps: Vec<u8> = (0..NUM_SLS as u8)
-                .filter(|&sl| {
-                    class[sl as usize] == sl && masters.per_sl[sl as usize] & (1 << i) != 0
-                })
-                .collect();
-            if reps.is_empty() {
-                continue;
-            }
-            let fits = whole_flood(fabric, routing, tree, &everyone, &reps)
-                .is_ok_and(|deps| kept.try_add(fabric.graph(), &deps));
-            if !fits {
-                return Err("the master trees close a credit loop when added again".into());
-            }
+        if !add_kept_floods(fabric, routing, &mut kept, masters, &class, &everyone) {
+            return Err("the master trees close a credit loop when added again".into());
         }
         let mut trees: Vec<Tree> = Vec::new();
         for t in masters

@@ -171,20 +171,8 @@ pub fn verified_family(
     reps.sort_by_key(|&r| (r != class[0], r));
     // The kept floods first, on the classes they were checked on (a
     // subset of what their check accepted: they fit).
-    for (i, tree) in kept.trees.iter().enumerate() {
-        let on: Vec<u8> = reps
-            .iter()
-            .copied()
-            .filter(|&r| kept.per_sl[r as usize] & (1 << i) != 0)
-            .collect();
-        if on.is_empty() {
-            continue;
-        }
-        let fits = whole_flood(fabric, routing, tree, &everyone, &on)
-            .is_ok_and(|deps| union.try_add(fabric.graph(), &deps));
-        if !fits {
-            return Err("the trees checked before close a credit loop when added again".into());
-        }
+    if !add_kept_floods(fabric, routing, &mut union, &kept, &class, &everyone) {
+        return Err("the trees checked before close a credit loop when added again".into());
     }
     let trees: Vec<Tree> = kept
         .trees
@@ -224,6 +212,28 @@ pub fn verified_family(
                 .filter(|&(_, &i)| m & (1 << i) != 0)
                 .fold(0u32, |a, (bit, _)| a | 1 << bit)
         }),
+    })
+}
+
+/// Adds to `union` the whole flood of every tree of `kept`, on the SL
+/// classes (by their representative in `class`) it was kept for; false
+/// where together they close a cycle (they were checked on the same
+/// unicast, so they fit unless that changed).
+pub(super) fn add_kept_floods(
+    fabric: &Fabric,
+    routing: &Routing,
+    union: &mut KeptDependencies,
+    kept: &MasterTrees,
+    class: &[u8; NUM_SLS],
+    everyone: &[PortRef],
+) -> bool {
+    kept.trees.iter().enumerate().all(|(i, tree)| {
+        let on: Vec<u8> = (0..NUM_SLS as u8)
+            .filter(|&sl| class[sl as usize] == sl && kept.per_sl[sl as usize] & (1 << i) != 0)
+            .collect();
+        on.is_empty()
+            || whole_flood(fabric, routing, tree, everyone, &on)
+                .is_ok_and(|deps| union.try_add(fabric.graph(), &deps))
     })
 }
 
@@ -320,7 +330,7 @@ pub(super) fn apart_from_the_rest(routing: &Routing, mut per_sl: [u32; NUM_SLS])
 
 /// The flood dependencies of `tree` with every end port a member, on the
 /// SLs `sls` at once (groups of any of them may share it).
-pub(super) fn whole_flood(
+fn whole_flood(
     fabric: &Fabric,
     routing: &Routing,
     tree: &Tree,
