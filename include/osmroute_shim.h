@@ -88,6 +88,12 @@ int osmroute_mcast_set(osm_opensm_t *osm, uint64_t guid, uint16_t mlid_ho, uint8
 /* Frees the box's tree of OpenSM's own default builder, if an earlier pass
  * left one (osm_purge_mtree; our trees keep none). */
 void osmroute_mbox_purge_tree(osm_opensm_t *osm, osm_mgrp_box_t *mbox);
+/* 1 if the subnet has a group box for multicast LID `mlid_ho` (host
+ * order), 0 if not: never created, or deleted when its last member left
+ * (OpenSM then clears its MFTs without calling the engine), or not a
+ * multicast LID. Reads the subnet's mboxes array, which the SA changes
+ * under OpenSM's lock: call from mcast_build_stree, which runs under it. */
+int osmroute_mlid_has_group(const osm_opensm_t *osm, uint16_t mlid_ho);
 /* Sets or clears (fn NULL) the engine's mcast_build_stree. */
 typedef ib_api_status_t (*osmroute_mcast_fn)(void *context, osm_mgrp_box_t *mbox);
 void osmroute_set_mcast_build_stree(struct osm_routing_engine *re, osmroute_mcast_fn fn);

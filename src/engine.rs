@@ -144,8 +144,9 @@ impl RoutingEngine for EngineContext {
         mlid: u16,
         sl: u8,
         guids: &[u64],
+        group_exists: &dyn Fn(u16) -> bool,
     ) -> Result<(Vec<(u64, u8)>, String), String> {
-        self.group_entries(mlid, sl, guids)
+        self.group_entries(mlid, sl, guids, group_exists)
     }
 }
 
@@ -392,12 +393,14 @@ impl EngineContext {
     }
 
     /// The MFT entries (switch node GUID, port) of group `mlid` for the
-    /// member ports `guids`, and a line for the log.
+    /// member ports `guids`, and a line for the log; `group_exists` tells
+    /// which MLIDs OpenSM still has a group on.
     fn group_entries(
         &self,
         mlid: u16,
         sl: u8,
         guids: &[u64],
+        group_exists: &dyn Fn(u16) -> bool,
     ) -> Result<(Vec<(u64, u8)>, String), String> {
         let p = self.published().ok_or("no routing pass yet")?;
         if guids.len() < 2 {
@@ -414,7 +417,7 @@ impl EngineContext {
         }
         let (group, entries) =
             self.plan(&p)
-                .entries(&p.fabric, &p.outcome.routing, mlid, sl, guids)?;
+                .entries(&p.fabric, &p.outcome.routing, mlid, sl, guids, group_exists)?;
         let line = format!(
             "MLID {mlid:#06X} (SL {sl}): {} member port(s), tree over {} switch(es)",
             guids.len(),

@@ -10,7 +10,10 @@
 //! The kept dependencies live as long as the pass's plan: OpenSM rebuilds
 //! a group (same MLID) on every membership change and sweep, which
 //! replaces its flood, and a group down to fewer than two members drops
-//! it (`forget`); the next routing pass starts afresh.
+//! it (`forget`); the next routing pass starts afresh. A group OpenSM
+//! deleted (its last full member left) gets no callback: its flood is dropped
+//! when the next group is checked alone, OpenSM telling which MLIDs still
+//! have a group.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -127,11 +130,13 @@ impl MulticastPlan {
 
     /// The MFT entries of group `mlid` for the member ports `guids`: per
     /// switch node GUID, the ports to set. Cut from the rule's trees
-    /// where they serve the group, else a tree of its own checked alone,
-    /// else OpenSM's kind of tree (with a warning, once per SL). Member GUIDs this routing's
-    /// fabric does not know (ports gone since the routing pass; the next
-    /// sweep routes without them) are left out with a warning rather than
-    /// failing the group, which OpenSM would leave without any entries.
+    /// where they serve the group, else a tree of its own checked alone
+    /// (after dropping the floods of groups `group_exists` says OpenSM
+    /// deleted), else OpenSM's kind of tree (with a warning, once per
+    /// SL). Member GUIDs this routing's fabric does not know (ports gone
+    /// since the routing pass; the next sweep routes without them) are
+    /// left out with a warning rather than failing the group, which
+    /// OpenSM would leave without any entries.
     pub fn entries(
         &self,
         fabric: &Fabric,
@@ -139,6 +144,7 @@ impl MulticastPlan {
         mlid: u16,
         sl: u8,
         guids: &[u64],
+        group_exists: &dyn Fn(u16) -> bool,
     ) -> Result<(GroupMft, Vec<(u64, u8)>), String> {
         let mut members: Vec<PortRef> = Vec::with_capacity(guids.len());
         for g in guids {
@@ -164,7 +170,17 @@ impl MulticastPlan {
                 group
             }
             Err(why) => {
-                let checker = self.checker(&mut slot, fabric, routing);
+                let mut checker = self.checker(&mut slot, fabric, routing);
+                // Only here, where kept floods can refuse the group: a
+                // group the rule serves pays nothing for it.
+                if let Some(checker) = checker.as_mut() {
+                    for gone in checker.forget_gone(group_exists) {
+                        log::info!(
+                            "multicast MLID {gone:#06X}: OpenSM no longer has the group (its last full member left); its \
+                             kept flood is dropped before MLID {mlid:#06X} is checked"
+                        );
+                    }
+                }
                 let (group, how) =
                     alone_or_unchecked(fabric, checker, routing, mlid, sl, &members, why)?;
                 match how {

@@ -575,3 +575,70 @@ fn pssp_groups_on_a_unicast_sl_get_trees_checked_alone() {
     );
     osm.assert_no_errors();
 }
+
+/// OpenSM deletes a group when its last full member leaves, clearing its
+/// MFTs without calling the engine, so the plugin learns of it only by
+/// asking OpenSM which MLIDs still have a group, which it does before it
+/// checks the next group alone: the deleted group's kept flood is dropped
+/// then, with a log line naming its MLID. On pssp's unicast SL 2 (no
+/// master tree): group B gets one member, group A a full member and a
+/// non-member (a tree of its own, checked, its flood kept); A's full
+/// member leaves, which deletes A with both ports (the plugin never sees
+/// it shrink); nothing is dropped until B's second member joins, and then
+/// A's flood, and nothing else, is.
+#[test]
+fn pssp_drops_the_flood_of_a_group_opensm_deleted() {
+    use harness::multicast::{join, join_as, leave, FULL_MEMBER, NON_MEMBER};
+    const DROPPED: &str = "OpenSM no longer has the group";
+    let net = dragonfly_net(4, 2, 2);
+    let mut sim = Sim::start("mcast-pssp-gone", &net);
+    let osm = sim.opensm(&["routing_engine pssp", "qos TRUE"], &[]);
+    osm.wait_for("SUBNET UP", Duration::from_secs(120));
+    let pairs = pairs_without_turns(&net, 2);
+    let [(mgid_b, hosts_b), (mgid_a, hosts_a)] = [pairs[0].clone(), pairs[1].clone()];
+    let mlid_of = |joined: Vec<(String, u16)>| joined[0].1;
+    let mlid_b = mlid_of(join(&sim, &hosts_b[0], &[&mgid_b], 2));
+    let mlid_a = mlid_of(join(&sim, &hosts_a[0], &[&mgid_a], 2));
+    join_as(&sim, &hosts_a[1], &[&mgid_a], 2, NON_MEMBER);
+    assert_ne!(mlid_a, mlid_b);
+    let with_a = settled_mcfdbs(&osm, 1);
+    assert!(
+        with_a.values().any(|t| t.contains_key(&mlid_a)),
+        "{with_a:?}"
+    );
+    assert!(
+        !osm.lines_with("are checked one by one against unicast")
+            .is_empty(),
+        "A was not checked alone: {:?}",
+        osm.lines_with("multicast")
+    );
+
+    leave(&sim, &hosts_a[0], &[&mgid_a], FULL_MEMBER);
+    settled_mcfdbs(&osm, 0);
+    assert!(
+        osm.lines_with(DROPPED).is_empty(),
+        "dropped before any group was checked: {:?}",
+        osm.lines_with(DROPPED)
+    );
+
+    join(&sim, &hosts_b[1], &[&mgid_b], 2);
+    let with_b = settled_mcfdbs(&osm, 1);
+    assert!(
+        with_b.values().any(|t| t.contains_key(&mlid_b)),
+        "{with_b:?}"
+    );
+    osm.wait_for(DROPPED, Duration::from_secs(30));
+    let dropped = osm.lines_with(DROPPED);
+    assert_eq!(dropped.len(), 1, "{dropped:?}");
+    assert!(
+        dropped[0].contains(&format!("MLID {mlid_a:#06X}: "))
+            && dropped[0].contains(&format!("before MLID {mlid_b:#06X}")),
+        "{dropped:?}"
+    );
+    assert!(
+        unchecked_trees(&osm).is_empty(),
+        "{:?}",
+        osm.lines_with("multicast")
+    );
+    osm.assert_no_errors();
+}

@@ -46,12 +46,14 @@ pub trait RoutingEngine: Sync {
     fn path_dlid(&self, src_base: u16, dest_base: u16) -> Option<u16>;
     /// `mcast_build_stree`: the MFT entries (switch node GUID, port) of
     /// group `mlid` on `sl` for the member ports `guids` (host order), and
-    /// a line for the log.
+    /// a line for the log. `group_exists` tells whether OpenSM still has a
+    /// group on an MLID (valid for this call only).
     fn multicast_entries(
         &self,
         mlid: u16,
         sl: u8,
         guids: &[u64],
+        group_exists: &dyn Fn(u16) -> bool,
     ) -> Result<(Vec<(u64, u8)>, String), String>;
 }
 

@@ -89,10 +89,16 @@ unsafe extern "C" fn build_stree<E: RoutingEngine>(
             guids,
         )
     };
+    let group_exists = |m: u16| {
+        // SAFETY: called only within this callback, which OpenSM runs
+        // under its lock (`osm_mcast_mgr_process`); the SA deletes groups
+        // from the array the shim reads under the same lock.
+        unsafe { sys::osmroute_mlid_has_group(osm.raw(), m) != 0 }
+    };
     guarded(name, IB_ERROR, || -> Result<_, String> {
         let (entries, line) = slot
             .engine
-            .multicast_entries(mlid, sl, &guids)
+            .multicast_entries(mlid, sl, &guids, &group_exists)
             .map_err(|e| format!("{name}: multicast MLID {mlid:#06X}: {e}"))?;
         for (guid, port) in entries {
             // SAFETY: on the SM's thread under OpenSM's lock (see above).

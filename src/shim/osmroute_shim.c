@@ -216,6 +216,14 @@ void osmroute_mbox_purge_tree(osm_opensm_t *osm, osm_mgrp_box_t *mbox)
 	osm_purge_mtree(&osm->sm, mbox);
 }
 
+int osmroute_mlid_has_group(const osm_opensm_t *osm, uint16_t mlid_ho)
+{
+	/* osm_get_mbox_by_mlid indexes the array unchecked. */
+	if (mlid_ho < IB_LID_MCAST_START_HO || mlid_ho > IB_LID_MCAST_END_HO)
+		return 0;
+	return osm_get_mbox_by_mlid(&osm->subn, cl_hton16(mlid_ho)) != NULL;
+}
+
 void osmroute_set_mcast_build_stree(struct osm_routing_engine *re, osmroute_mcast_fn fn)
 {
 	re->mcast_build_stree = fn;

@@ -41,11 +41,50 @@ fn mcjoin() -> &'static PathBuf {
     })
 }
 
+/// JoinState bits of an MCMemberRecord: a full member (creates the group
+/// it joins), and a non-member (receives, does not keep the group alive).
+pub const FULL_MEMBER: u8 = 1;
+pub const NON_MEMBER: u8 = 2;
+
 /// `host` (a node name of the net file) joins `mgids` as a full member, on
 /// `sl` (the groups' SL); returns the MLID the SA gave each.
 pub fn join(sim: &Sim, host: &str, mgids: &[&str], sl: u8) -> Vec<(String, u16)> {
-    let out = Command::new(mcjoin())
-        .env("MCJOIN_SL", sl.to_string())
+    join_as(sim, host, mgids, sl, FULL_MEMBER)
+}
+
+/// `join` with the JoinState bits `state`.
+pub fn join_as(sim: &Sim, host: &str, mgids: &[&str], sl: u8, state: u8) -> Vec<(String, u16)> {
+    mcjoin_run(
+        sim,
+        host,
+        mgids,
+        &[("MCJOIN_SL", sl), ("MCJOIN_STATE", state)],
+        false,
+    )
+}
+
+/// `host` leaves the JoinState bits `state` of `mgids` (SA Delete; a group
+/// whose last full member leaves is deleted).
+pub fn leave(sim: &Sim, host: &str, mgids: &[&str], state: u8) {
+    mcjoin_run(sim, host, mgids, &[("MCJOIN_STATE", state)], true);
+}
+
+/// Runs the client as `host` for `mgids`; the MLID each line names.
+fn mcjoin_run(
+    sim: &Sim,
+    host: &str,
+    mgids: &[&str],
+    settings: &[(&str, u8)],
+    leave: bool,
+) -> Vec<(String, u16)> {
+    let mut client = Command::new(mcjoin());
+    for (name, value) in settings {
+        client.env(name, value.to_string());
+    }
+    if leave {
+        client.env("MCJOIN_LEAVE", "1");
+    }
+    let out = client
         .args(mgids)
         .current_dir(&sim.dir)
         .env("IBSIM_SOCKNAME", &sim.sock)
@@ -56,10 +95,11 @@ pub fn join(sim: &Sim, host: &str, mgids: &[&str], sl: u8) -> Vec<(String, u16)>
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success() && said.lines().count() == mgids.len(),
-        "{host} could not join {mgids:?}: {said}{}",
+        "{host} could not {} {mgids:?}: {said}{}",
+        if leave { "leave" } else { "join" },
         String::from_utf8_lossy(&out.stderr)
     );
-    // "joined MGID mlid 0xC001"
+    // "joined MGID mlid 0xC001" (or "left ...")
     said.lines()
         .filter_map(|l| {
             let w: Vec<&str> = l.split_whitespace().collect();

@@ -6,8 +6,12 @@
  *   SIM_HOST=h0 LD_PRELOAD=.../libumad2sim.so mcjoin ff12:401b:ffff::ffff:ffff ff12:1234::7
  * A group that does not exist is created (Q_Key, P_Key 0xffff, SL 0 or
  * the SL in MCJOIN_SL; a join must name the SL of an existing group).
- * Prints one line per group: "joined MGID mlid 0xC001" or an error; exits 1
- * if any join failed.
+ * MCJOIN_STATE sets the JoinState bits (1 full member, the default; 2
+ * non-member; 4 send-only non-member: only full members create groups),
+ * and with MCJOIN_LEAVE set the port leaves those states instead (SA
+ * Delete; OpenSM deletes a group whose last full member leaves).
+ * Prints one line per group: "joined MGID mlid 0xC001" ("left MGID ..."
+ * for a leave) or an error; exits 1 if any request failed.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -31,8 +35,9 @@ enum {
 	CM_PKEY = 1 << 7, CM_SL = 1 << 12, CM_FLOW = 1 << 13, CM_JOIN_STATE = 1 << 16,
 };
 
-static int join(int fd, int agent, const umad_port_t *port, const uint8_t mgid[16], uint64_t tid,
-		uint8_t sl)
+/* One MCMemberRecord request (Set joins, Delete leaves) for `state`. */
+static int request(int fd, int agent, const umad_port_t *port, const uint8_t mgid[16],
+		   uint64_t tid, uint8_t sl, uint8_t method, uint8_t state)
 {
 	size_t len = umad_size() + sizeof(struct umad_sa_packet);
 	void *umad = calloc(1, len);
@@ -43,7 +48,7 @@ static int join(int fd, int agent, const umad_port_t *port, const uint8_t mgid[1
 	sa->mad_hdr.base_version = 1;
 	sa->mad_hdr.mgmt_class = UMAD_CLASS_SUBN_ADM;
 	sa->mad_hdr.class_version = UMAD_SA_CLASS_VERSION;
-	sa->mad_hdr.method = UMAD_METHOD_SET;
+	sa->mad_hdr.method = method;
 	sa->mad_hdr.tid = htobe64(tid);
 	sa->mad_hdr.attr_id = htons(ATTR_MCMEMBER_RECORD);
 	sa->comp_mask = htobe64(CM_MGID | CM_PORT_GID | CM_QKEY | CM_TCLASS | CM_PKEY | CM_SL |
@@ -54,7 +59,7 @@ static int join(int fd, int agent, const umad_port_t *port, const uint8_t mgid[1
 	rec->qkey = htonl(MC_QKEY);
 	rec->pkey = htons(0xffff);
 	rec->sl_flow_hop = umad_sa_mcm_set_sl_flow_hop(sl, 0, 0);
-	rec->scope_state = umad_sa_mcm_set_scope_state(2, 1); /* link-local, full member */
+	rec->scope_state = umad_sa_mcm_set_scope_state(2, state); /* link-local */
 	umad_set_addr(umad, port->sm_lid, 1, 0, QP1_QKEY);
 	if (umad_send(fd, agent, umad, (int)sizeof(struct umad_sa_packet), 1000, 3) < 0)
 		goto out;
@@ -67,7 +72,7 @@ static int join(int fd, int agent, const umad_port_t *port, const uint8_t mgid[1
 			break;
 	}
 	if (umad_status(umad) || sa->mad_hdr.status) {
-		fprintf(stderr, "join refused: umad status %d, MAD status 0x%x\n", umad_status(umad),
+		fprintf(stderr, "request refused: umad status %d, MAD status 0x%x\n", umad_status(umad),
 			ntohs(sa->mad_hdr.status));
 		goto out;
 	}
@@ -82,7 +87,12 @@ int main(int argc, char **argv)
 	umad_port_t port;
 	int fd, agent, i, failed = 0;
 	const char *sl_text = getenv("MCJOIN_SL");
+	const char *state_text = getenv("MCJOIN_STATE");
 	uint8_t sl = sl_text ? (uint8_t)(atoi(sl_text) & 0xf) : 0;
+	uint8_t state = state_text ? (uint8_t)(atoi(state_text) & 0xf) : 1;
+	int leave = getenv("MCJOIN_LEAVE") != NULL;
+	uint8_t method = leave ? UMAD_SA_METHOD_DELETE : UMAD_METHOD_SET;
+	const char *done = leave ? "left" : "joined";
 
 	if (umad_init() < 0 || umad_get_port(NULL, 0, &port) < 0) {
 		fprintf(stderr, "mcjoin: no umad port\n");
@@ -107,12 +117,13 @@ int main(int argc, char **argv)
 			failed = 1;
 			continue;
 		}
-		mlid = join(fd, agent, &port, mgid, ((uint64_t)getpid() << 12) | (uint64_t)i, sl);
+		mlid = request(fd, agent, &port, mgid, ((uint64_t)getpid() << 12) | (uint64_t)i, sl,
+			       method, state);
 		if (mlid < 0) {
-			fprintf(stderr, "mcjoin: joining %s failed\n", argv[i]);
+			fprintf(stderr, "mcjoin: %s %s failed\n", leave ? "leaving" : "joining", argv[i]);
 			failed = 1;
 		} else {
-			printf("joined %s mlid 0x%04X\n", argv[i], mlid);
+			printf("%s %s mlid 0x%04X\n", done, argv[i], mlid);
 		}
 	}
 	umad_close_port(fd);

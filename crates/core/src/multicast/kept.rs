@@ -198,6 +198,11 @@ impl KeptDependencies {
         }
     }
 
+    /// The MLIDs of the groups whose floods are kept, in no order.
+    pub fn group_mlids(&self) -> impl Iterator<Item = u16> + '_ {
+        self.groups.keys().copied()
+    }
+
     /// Groups whose floods are kept.
     pub fn group_count(&self) -> usize {
         self.groups.len()

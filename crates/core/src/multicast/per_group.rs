@@ -13,7 +13,9 @@
 //! checked here has its own flood in it, so unicast plus every group
 //! served either way is a subgraph of one acyclic graph. A group rebuilt
 //! (OpenSM calls `mcast_build_stree` per group on every membership change
-//! and sweep) first drops its old flood; the state is rebuilt with the
+//! and sweep) first drops its old flood; a group OpenSM deleted is never
+//! called for, so the caller drops its flood with `forget_gone` (OpenSM
+//! tells which MLIDs still have a group); the state is rebuilt with the
 //! rule after each routing pass.
 //!
 //! Candidates, in the order tried among trees of equal size (ports
@@ -171,6 +173,23 @@ impl GroupChecker {
     /// on a master tree).
     pub fn forget(&mut self, mlid: u16) {
         self.kept.drop_group(mlid);
+    }
+
+    /// Drops the kept floods of the groups `exists` says are gone, and
+    /// returns their MLIDs in order. OpenSM deletes a group when its last
+    /// member leaves and clears its MFTs without calling the engine, so
+    /// its flood would otherwise stay until the next routing pass: no
+    /// loop can come of that, but later groups would be refused for turns
+    /// no forwarding table makes. A deleted group's MLID taken by a new
+    /// group exists again and keeps the flood until that group is built,
+    /// which replaces it.
+    pub fn forget_gone(&mut self, mut exists: impl FnMut(u16) -> bool) -> Vec<u16> {
+        let mut gone: Vec<u16> = self.kept.group_mlids().filter(|&m| !exists(m)).collect();
+        gone.sort_unstable();
+        for &mlid in &gone {
+            self.forget(mlid);
+        }
+        gone
     }
 
     /// Groups whose floods are kept.

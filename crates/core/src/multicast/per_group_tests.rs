@@ -249,3 +249,81 @@ fn rebuilt_and_forgotten_groups_leave_no_floods_behind() {
         (0, base)
     );
 }
+
+/// OpenSM's answer to whether a group exists, every group but `gone`
+/// still there.
+fn exists_but(gone: &[(u16, GroupMft)]) -> impl Fn(u16) -> bool + '_ {
+    move |m| gone.iter().all(|(g, _)| *g != m)
+}
+
+/// OpenSM deletes a group when its last member leaves and calls no engine
+/// for it, so its flood stays kept until the checker learns the group is
+/// gone (`forget_gone`, with OpenSM's live MLIDs). Constructed on pssp's
+/// SL 2 (no master tree): the first group refused while floods are kept
+/// that would pass against unicast and the master trees alone, and the
+/// fewest groups kept before it (earliest first) whose going lets it
+/// pass. Not told, the checker refuses it again; told, it drops exactly
+/// those floods, the group passes, and unicast plus every flood still
+/// kept and the newcomer's has no credit loop.
+#[test]
+fn a_group_refused_for_a_deleted_group_flood_passes_once_that_group_is_forgotten() {
+    let f = dragonfly_422();
+    let r = route_by_name("pssp", &f).unwrap().routing;
+    let rule = rule_for("pssp", &f, &r).unwrap();
+    let fresh = GroupChecker::new(&f, &r, Some(&rule), &[]).unwrap();
+    let build = |checker: &mut GroupChecker, mlid: u16, members: &[PortRef]| {
+        build_group_checked(&f, Some(&rule), Some(checker), &r, mlid, 2, members).unwrap()
+    };
+    let mut checker = fresh.clone();
+    let mut kept: Vec<(u16, GroupMft)> = Vec::new();
+    let mut refused = None;
+    for (mlid, members) in broadcast_and_random(&f, 0xC000, 5) {
+        match build(&mut checker, mlid, &members) {
+            (group, Checked::Alone) => kept.push((mlid, group)),
+            (_, Checked::Unchecked(_)) => {
+                if build(&mut fresh.clone(), mlid, &members).1 == Checked::Alone {
+                    refused = Some((mlid, members));
+                    break;
+                }
+            }
+            (_, Checked::Master) => unreachable!("SL 2 has no master tree"),
+        }
+    }
+    let (mlid, members) = refused.expect("a group refused only for the floods kept before it");
+    let k = (1..=kept.len())
+        .find(|&k| {
+            let mut c = checker.clone();
+            c.forget_gone(exists_but(&kept[..k]));
+            build(&mut c, mlid, &members).1 == Checked::Alone
+        })
+        .expect("with every kept group gone it passes, as on a fresh checker");
+    let (gone, left) = kept.split_at(k);
+    eprintln!(
+        "group {mlid:#x} refused with {} groups kept; passes once {k} of them are gone",
+        kept.len()
+    );
+
+    // The deleted groups' floods still kept: refused, nothing dropped.
+    assert_ne!(build(&mut checker, mlid, &members).1, Checked::Alone);
+    assert_eq!(checker.kept_groups(), kept.len());
+
+    let dropped = checker.forget_gone(exists_but(gone));
+    let expected: Vec<u16> = {
+        let mut g: Vec<u16> = gone.iter().map(|(m, _)| *m).collect();
+        g.sort_unstable();
+        g
+    };
+    assert_eq!(dropped, expected);
+    assert_eq!(checker.kept_groups(), left.len());
+    assert!(checker.forget_gone(exists_but(gone)).is_empty());
+
+    let (group, how) = build(&mut checker, mlid, &members);
+    assert_eq!(
+        how,
+        Checked::Alone,
+        "group {mlid:#x} once {k} groups are gone"
+    );
+    let mut live: Vec<GroupMft> = left.iter().map(|(_, g)| g.clone()).collect();
+    live.push(group);
+    loop_free(&f, &r, &live);
+}
