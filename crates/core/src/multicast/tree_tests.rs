@@ -607,6 +607,54 @@ fn sl0_groups_get_a_checked_tree_when_no_vl_is_left() {
     }
 }
 
+/// Where no layering with every layer seeded keeps the first candidate
+/// tree in layer 0 within the layers unicast needs, the layering tries the
+/// other candidates, then seeds one layer alone and puts it on SL 0: on
+/// these fabrics at as many VLs as unicast needs (a second candidate on
+/// the random 16-switch one, layer 1 seeded alone on the random 30-switch
+/// one and on the Dragonfly), SL 0 is covered, with no VL more, and unicast plus the whole
+/// flood (every end port a member, switches' port 0 included) of every
+/// master tree on SL 0, and every group cut from them, close no credit
+/// loop. Before, the first try alone was made and SL 0 was left uncovered
+/// on all three.
+#[test]
+fn sl0_groups_get_a_checked_tree_where_the_first_candidate_does_not_fit() {
+    let random = |switches, degree, seed| {
+        move || crate::gen::random_regular::random_regular(switches, degree, 1, seed).unwrap()
+    };
+    let dragonfly_541 =
+        || crate::gen::dragonfly::dragonfly(&crate::gen::dragonfly::Params::new(5, 4, 1)).unwrap();
+    let cases: [(&str, &dyn Fn() -> crate::FabricBuilder); 3] = [
+        ("pssp", &random(16, 3, 3)),
+        ("pssp", &random(30, 3, 2)),
+        ("layered", &dragonfly_541),
+    ];
+    for (engine, make) in cases {
+        let roomy = built(make());
+        let layers = route_by_name(engine, &roomy).unwrap().routing.vls_needed() - 1;
+        let tight = crate::testkit::TestFabric::of(make()).vls(layers).build();
+        let r = route_by_name(engine, &tight).unwrap().routing;
+        assert_eq!(r.vls_needed(), layers, "{engine}: no layer more");
+        let rule =
+            rule_for(engine, &tight, &r).unwrap_or_else(|e| panic!("{engine}: no tree rule: {e}"));
+        assert!(rule.covers(0), "{engine}: {:?}", rule.covered_sls());
+        let TreeRule::Masters(masters) = &rule else {
+            panic!("{engine}: master trees")
+        };
+        let everyone = super::verified::everyone(&tight);
+        let whole_floods: Vec<GroupMft> = masters
+            .trees
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| masters.per_sl[0] & (1 << i) != 0)
+            .map(|(_, tree)| super::tree::cut(&tight, tree, 0xC000, 0, &everyone).unwrap())
+            .collect();
+        assert!(loop_free(&tight, &r, &whole_floods) > 0, "{engine}");
+        let groups = groups_on(&tight, &rule, &r, &memberships(&tight, 106, 17), 0);
+        assert!(loop_free(&tight, &r, &groups) > 0, "{engine}");
+    }
+}
+
 /// Groups per inter-switch channel: (the most on one channel, the average
 /// over all channels), for the 100 random groups of `memberships`.
 fn channel_sharing(f: &Fabric, groups: &[GroupMft]) -> (u32, f64) {

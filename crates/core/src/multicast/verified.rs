@@ -24,10 +24,12 @@
 //! dependencies are then the tree's own, and one tree alone has no cycle
 //! (a cycle would be a closed walk over tree cables that never turns back).
 //! pssp and layered keep VL 0 for SL 0 alone when their layering has room
-//! (`virtual_layers::MULTICAST_VL`): there too only trees meet. And their
-//! layering places unicast around the first candidate's turns in every
-//! layer it can (`layering_seed`, `virtual_layers::MULTICAST_TREE`): that
-//! tree passes on those layers' SLs by construction.
+//! (`virtual_layers::MULTICAST_VL`): there too only trees meet. And
+//! where there is no room, their layering places unicast around a
+//! candidate's turns (`layering_seeds`, `virtual_layers::MULTICAST_TREE`),
+//! the first one that a layer on SL 0 keeps: that tree passes on SL 0 by
+//! construction, and the check, trying the candidates in the same order,
+//! finds it (or an earlier one that fits).
 //!
 //! Candidates: on a Dragonfly dla's hub tree (`rules`), then trees from
 //! the most central switches (least eccentricity, then the lowest GUID),
@@ -389,22 +391,27 @@ pub(super) fn candidates(fabric: &Fabric, first: Option<Tree>) -> Vec<Tree> {
         .collect()
 }
 
-/// The dependencies, as switch-graph channel numbers on one VL, of the
-/// whole flood of the first candidate tree: what the VL layering places
-/// unicast paths around (`deadlock::virtual_layers`), so that this tree
-/// passes the check on every SL by construction. Empty for a fabric in
-/// pieces.
-pub fn layering_seed(fabric: &Fabric) -> Vec<(u32, u32)> {
+/// Per candidate tree, in the order the check tries them, the
+/// dependencies (switch-graph channel numbers on one VL) of its whole
+/// flood: what the VL layering places unicast paths around
+/// (`deadlock::virtual_layers`), so that a tree it keeps passes the check
+/// on the SLs of the layers that kept it by construction. Seeds are made
+/// as they are taken (each is a flood of the whole fabric); none for a
+/// fabric in pieces.
+pub fn layering_seeds(fabric: &Fabric) -> impl Iterator<Item = Vec<(u32, u32)>> + '_ {
+    let trees = match fabric.graph().is_connected() {
+        true => candidates(fabric, None),
+        false => Vec::new(),
+    };
+    trees
+        .into_iter()
+        .map_while(move |tree| layering_seed(fabric, &tree))
+}
+
+/// The whole flood of `tree` as a layering seed (see `layering_seeds`).
+pub(super) fn layering_seed(fabric: &Fabric, tree: &Tree) -> Option<Vec<(u32, u32)>> {
     let graph = fabric.graph();
-    let Some(tree) = candidates(fabric, None).into_iter().next() else {
-        return Vec::new();
-    };
-    if !graph.is_connected() {
-        return Vec::new();
-    }
-    let Ok(whole) = cut(fabric, &tree, super::MLID_START, 0, &everyone(fabric)) else {
-        return Vec::new();
-    };
+    let whole = cut(fabric, tree, super::MLID_START, 0, &everyone(fabric)).ok()?;
     let mut pairs = Vec::new();
     for_each_dependency(fabric, None, &whole, &mut |a, b| {
         pairs.push((
@@ -414,7 +421,7 @@ pub fn layering_seed(fabric: &Fabric) -> Vec<(u32, u32)> {
     });
     pairs.sort_unstable();
     pairs.dedup();
-    pairs
+    Some(pairs)
 }
 
 /// A breadth-first tree from `root` whose groups all use the same cables.

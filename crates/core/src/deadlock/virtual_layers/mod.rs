@@ -81,6 +81,11 @@ pub struct LayeringOptions {
     /// multicast master tree as well, within the layers the plain
     /// layering needs (`MULTICAST_TREE`).
     pub multicast_tree: bool,
+    /// Most layerings around candidate trees per pass
+    /// (`around_the_multicast_tree`): 1 tries the first candidate with
+    /// every layer seeded; pssp and layered, whose routing-time check
+    /// tries every candidate, may try them all (`MAX_TREE_TRIES`).
+    pub tree_tries: usize,
 }
 
 impl Default for LayeringOptions {
@@ -91,6 +96,7 @@ impl Default for LayeringOptions {
             best_effort: false,
             multicast_vl: false,
             multicast_tree: true,
+            tree_tries: 1,
         }
     }
 }
@@ -103,13 +109,27 @@ impl LayeringOptions {
             best_effort: s.flag(&BEST_EFFORT)?,
             multicast_vl: false,
             multicast_tree: s.flag(&MULTICAST_TREE)?,
+            tree_tries: 1,
         })
     }
 
-    /// `read` for engines that list `MULTICAST_VL` too.
+    /// The defaults of pssp and layered: VL 0 kept for multicast where
+    /// there is room, and where there is none, unicast placed around
+    /// every candidate tree it may take.
+    pub fn with_multicast_vl() -> Self {
+        LayeringOptions {
+            multicast_vl: true,
+            tree_tries: MAX_TREE_TRIES,
+            ..Self::default()
+        }
+    }
+
+    /// `read` for pssp and layered, which list `MULTICAST_VL` too (the
+    /// defaults of `with_multicast_vl`).
     pub fn read_with_multicast_vl(s: &Section) -> Result<Self, ConfigError> {
         Ok(LayeringOptions {
             multicast_vl: s.flag(&MULTICAST_VL)?,
+            tree_tries: MAX_TREE_TRIES,
             ..Self::read(s)?
         })
     }
@@ -176,6 +196,7 @@ pub fn make_deadlock_free(
         },
         best_effort: opts.best_effort,
         seed: Vec::new(),
+        seed_layer: None,
     };
     let mut layering = around_the_multicast_tree(
         engine,
@@ -260,18 +281,37 @@ pub fn make_deadlock_free(
     })
 }
 
+/// Most layerings `around_the_multicast_tree` makes beside the plain one
+/// (each costs about what the plain one does): enough for the tries that
+/// kept a tree on the generators' tight fabrics (11 on the Dragonfly
+/// a=8, h=4, p=4, 8 on the random 100-switch one), a bound where none can.
+const MAX_TREE_TRIES: usize = 16;
+
 /// The layering, and where SL 0 then shares VL 0 with unicast layer 0
 /// (no VL left for `multicast_vl`, or it is off, or one layer) and
-/// `multicast_tree` is on, a second one within as many layers, each layer
-/// seeded with the multicast master tree's turns
-/// (`multicast::verified::layering_seed`): a path that would close a
-/// cycle with the tree goes to another layer, and where one closes a
-/// cycle with it in every layer (a route around a cycle the tree closes
-/// with one cable), a layer lets the tree go, the highest in use first
-/// and layer 0 last. The tree then passes the routing-time check on the
-/// seeded layers' SLs by construction: SL 0's (the IPoIB broadcast
-/// group's), and unicast's own that kept it. The second is taken when
-/// layer 0 kept the tree (it stops as soon as it cannot).
+/// `multicast_tree` is on, a second one within as many layers around a
+/// multicast master tree's turns (`multicast::verified::layering_seeds`,
+/// in the order the routing-time check tries the trees): a path that
+/// would close a cycle with the tree goes to another layer. The tree then
+/// passes the check on the SLs of the layers that kept it by
+/// construction: SL 0's (the IPoIB broadcast group's) among them, and
+/// unicast's own where they kept it.
+///
+/// Tries, in order, at most `opts.tree_tries`:
+/// 1. every layer seeded with a candidate tree: where a path closes a
+///    cycle with it in every layer, a layer lets the tree go, the highest
+///    in use first and layer 0 last; taken when layer 0 kept it. The
+///    first candidate, then the others.
+/// 2. one layer seeded, layer 1 up (the others place paths as without a
+///    tree, so layer 0 fills as in the plain layering and the seeded
+///    layer takes the overflow around the tree), for each candidate;
+///    taken when that layer kept it, and then swapped with layer 0, so
+///    that it goes on SL 0 and VL 0.
+///
+/// On the Dragonfly a=8, h=4, p=4 at 3 VLs every candidate needs a fourth
+/// layer with every layer seeded, but 7 of 9 fit in 3 with layer 1 alone
+/// seeded; on the random 100-switch fabric at 4 VLs the eighth candidate
+/// fits with every layer seeded.
 fn around_the_multicast_tree(
     engine: &str,
     fabric: &Fabric,
@@ -287,21 +327,67 @@ fn around_the_multicast_tree(
     if !opts.multicast_tree || vl0_alone || plain.unplaced_paths > 0 {
         return Ok(plain);
     }
-    let seeded = LayerOptions {
-        max_layers: plain.layers_needed,
-        seed: crate::multicast::verified::layering_seed(fabric),
-        ..layer_opts
-    };
-    match assign_layers(fabric, lfts, lid_order, &seeded) {
-        Ok(around) if around.seeded & 1 != 0 && around.unplaced_paths == 0 => Ok(around),
-        _ => {
+    // Seeds are whole floods of the fabric: made on the first try that
+    // needs them.
+    let mut made = crate::multicast::verified::layering_seeds(fabric);
+    let mut seeds: Vec<Vec<(u32, u32)>> = Vec::new();
+    let mut tries = 0;
+    for seed_layer in std::iter::once(None).chain((1..plain.layers_needed).map(Some)) {
+        for candidate in 0.. {
+            if tries == opts.tree_tries {
+                break;
+            }
+            if candidate == seeds.len() {
+                match made.next() {
+                    Some(seed) => seeds.push(seed),
+                    None => break,
+                }
+            }
+            tries += 1;
+            let seeded = LayerOptions {
+                max_layers: plain.layers_needed,
+                seed: seeds[candidate].clone(),
+                seed_layer,
+                ..layer_opts.clone()
+            };
+            let kept_by = seed_layer.unwrap_or(0);
+            let around = match assign_layers(fabric, lfts, lid_order, &seeded) {
+                Ok(a) if a.seeded & (1 << kept_by) != 0 && a.unplaced_paths == 0 => a,
+                _ => continue,
+            };
             log::info!(
-                "{engine}: unicast layer 0 cannot hold the multicast tree as well in {} layer(s)",
-                plain.layers_needed
+                "{engine}: unicast placed around multicast candidate tree {candidate} in layer {kept_by}{} \
+                 (try {tries}){}",
+                if seed_layer.is_some() { " alone" } else { "" },
+                if kept_by > 0 { ", which goes on SL 0" } else { "" }
             );
-            Ok(plain)
+            return Ok(with_layer_first(around, kept_by));
         }
     }
+    log::info!(
+        "{engine}: unicast layer 0 cannot hold a multicast tree as well in {} layer(s)",
+        plain.layers_needed
+    );
+    Ok(plain)
+}
+
+/// `layering` with layers `first` and 0 swapped: the layer that kept the
+/// tree goes on SL 0 (and VL 0), where the IPoIB broadcast group is.
+/// Any numbering of acyclic layers is as deadlock-free.
+fn with_layer_first(mut layering: placement::Layering, first: u8) -> placement::Layering {
+    if first == 0 {
+        return layering;
+    }
+    layering.sls.map(|l| match l {
+        0 => first,
+        l if l == first => 0,
+        l => l,
+    });
+    let bit = |m: u16, l: u8| (m >> l) & 1;
+    let (a, b) = (bit(layering.seeded, 0), bit(layering.seeded, first));
+    layering.seeded &= !(1 | 1 << first);
+    layering.seeded |= b | a << first;
+    layering
 }
 
 /// Whether a layering of two or more layers leaves SL 0 and VL 0 to

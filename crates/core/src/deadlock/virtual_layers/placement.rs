@@ -34,6 +34,11 @@ pub struct LayerOptions {
     /// before any path: a multicast tree's turns, so that paths go around
     /// them. They must close no cycle among themselves.
     pub seed: Vec<(u32, u32)>,
+    /// `None`: every layer starts with the seed, and where a path fits
+    /// nowhere a layer lets it go, layer 0 last. `Some(l)`: only layer `l`
+    /// does (the others place paths as without a seed), and the layering
+    /// fails where it would have to let the seed go.
+    pub seed_layer: Option<u8>,
 }
 
 #[derive(Clone, Debug)]
@@ -129,8 +134,12 @@ struct Layer {
 
 /// The layers, and what placing one path takes.
 struct Placer {
-    /// What a new layer starts as: the seed's dependencies.
+    /// What a seeded layer starts as: the seed's dependencies.
     empty: Layer,
+    /// What the other layers start as (`LayerOptions::seed_layer`).
+    bare: Layer,
+    /// The one layer that starts with the seed, if not all do.
+    seed_layer: Option<usize>,
     seed: HashSet<(u32, u32)>,
     max_layers: usize,
     layers: Vec<Layer>,
@@ -143,7 +152,12 @@ struct Placer {
 }
 
 impl Placer {
-    fn new(channels: usize, max_layers: usize, seed: &[(u32, u32)]) -> Self {
+    fn new(
+        channels: usize,
+        max_layers: usize,
+        seed: &[(u32, u32)],
+        seed_layer: Option<u8>,
+    ) -> Self {
         // The seed goes in without a search budget (it is small, and a
         // refusal there would be no cycle).
         let mut dag = DynamicDag::new(channels);
@@ -156,6 +170,12 @@ impl Placer {
                 break;
             }
         }
+        let bare = Layer {
+            dag: DynamicDag::new(channels).with_search_budget(SEARCH_BUDGET),
+            refused: HashSet::new(),
+            seeded: false,
+            shared: HashSet::new(),
+        };
         Placer {
             empty: Layer {
                 dag: dag.with_search_budget(SEARCH_BUDGET),
@@ -163,6 +183,8 @@ impl Placer {
                 seeded,
                 shared: HashSet::new(),
             },
+            bare,
+            seed_layer: seed_layer.map(usize::from),
             seed: if seeded {
                 seed.iter().copied().collect()
             } else {
@@ -179,8 +201,13 @@ impl Placer {
 
     /// Adds all of `path`'s dependencies to `layer`, or none of them.
     fn try_layer(&mut self, layer: usize, path: &[u32]) -> bool {
-        if layer == self.layers.len() {
-            self.layers.push(self.empty.clone());
+        while layer >= self.layers.len() {
+            let next = self.layers.len();
+            let start = match self.seed_layer {
+                Some(l) if l != next => &self.bare,
+                _ => &self.empty,
+            };
+            self.layers.push(start.clone());
         }
         let l = &mut self.layers[layer];
         if path.windows(2).any(|w| l.refused.contains(&(w[0], w[1]))) {
@@ -247,8 +274,9 @@ impl Placer {
     /// Takes the seed's dependencies out of `layer`, but those its paths
     /// have too (what is left is a subset of an acyclic graph).
     fn unseed(&mut self, layer: usize) {
-        // Layer 0 goes last: no layer keeps the seed from now on.
-        self.lost |= layer == 0;
+        // Layer 0 (or the only seeded one) goes last: no layer keeps the
+        // seed from now on.
+        self.lost |= layer == self.seed_layer.unwrap_or(0);
         let l = &mut self.layers[layer];
         for &(a, b) in &self.seed {
             if !l.shared.contains(&(a, b)) {
@@ -295,7 +323,12 @@ pub fn assign_layers(
         }
     }
     let max_layers = opts.max_layers.max(1) as usize;
-    let mut placer = Placer::new(graph.channel_count(), max_layers, &opts.seed);
+    let mut placer = Placer::new(
+        graph.channel_count(),
+        max_layers,
+        &opts.seed,
+        opts.seed_layer,
+    );
     let mut sls = SwitchSls::new(fabric);
     let (mut paths, mut unplaced) = (0u64, 0u64);
     let mut per_layer: Vec<u64> = vec![0; max_layers];
@@ -386,7 +419,7 @@ pub fn place_paths(
     max_layers: u8,
 ) -> Result<Vec<u8>, LayeringError> {
     let max_layers = max_layers.max(1) as usize;
-    let mut placer = Placer::new(fabric.graph().channel_count(), max_layers, &[]);
+    let mut placer = Placer::new(fabric.graph().channel_count(), max_layers, &[], None);
     let mut chain_of = Vec::with_capacity(16);
     let mut placed = Vec::with_capacity(paths.len());
     for &(x, dlid) in paths {
@@ -531,6 +564,7 @@ mod tests {
             balance_limit: 4,
             best_effort: false,
             seed: Vec::new(),
+            seed_layer: None,
         };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
         assert!(
@@ -567,6 +601,7 @@ mod tests {
             balance_limit: 4,
             best_effort: false,
             seed: seed.clone(),
+            seed_layer: None,
         };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
         let layers = layering.layers_needed as usize;
@@ -606,6 +641,7 @@ mod tests {
             balance_limit: 1,
             best_effort: false,
             seed: Vec::new(),
+            seed_layer: None,
         };
         assert!(matches!(
             assign_layers(&f, &lfts, &order(&f), &strict),
@@ -629,6 +665,7 @@ mod tests {
             balance_limit: 8,
             best_effort: false,
             seed: Vec::new(),
+            seed_layer: None,
         };
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
         assert!(layering.layers_needed < 8);

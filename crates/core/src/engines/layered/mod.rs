@@ -79,10 +79,7 @@ impl Default for LayeredOptions {
     fn default() -> Self {
         LayeredOptions {
             deadlock: LayeredDeadlock::VlLayers,
-            layering: LayeringOptions {
-                multicast_vl: true,
-                ..LayeringOptions::default()
-            },
+            layering: LayeringOptions::with_multicast_vl(),
             seed: 1,
         }
     }

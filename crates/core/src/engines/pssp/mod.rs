@@ -64,10 +64,7 @@ impl Default for PsspOptions {
     fn default() -> Self {
         PsspOptions {
             deadlock_removal: true,
-            layering: LayeringOptions {
-                multicast_vl: true,
-                ..LayeringOptions::default()
-            },
+            layering: LayeringOptions::with_multicast_vl(),
             seed: 0,
         }
     }
