@@ -297,7 +297,8 @@ const MAX_TREE_TRIES: usize = 16;
 /// construction: SL 0's (the IPoIB broadcast group's) among them, and
 /// unicast's own where they kept it.
 ///
-/// Tries, in order, at most `opts.tree_tries`:
+/// Tries, in order, at most `opts.tree_tries` (one where the fabric is
+/// too large for the check, `multicast::verified::checkable`):
 /// 1. every layer seeded with a candidate tree: where a path closes a
 ///    cycle with it in every layer, a layer lets the tree go, the highest
 ///    in use first and layer 0 last; taken when layer 0 kept it. The
@@ -327,6 +328,13 @@ fn around_the_multicast_tree(
     if !opts.multicast_tree || vl0_alone || plain.unplaced_paths > 0 {
         return Ok(plain);
     }
+    // Beyond the first try only where the routing-time check will run:
+    // on fabrics too large for it no tree is checked, whatever layer 0
+    // holds.
+    let most_tries = match crate::multicast::verified::checkable(fabric) {
+        true => opts.tree_tries,
+        false => 1,
+    };
     // Seeds are whole floods of the fabric: made on the first try that
     // needs them.
     let mut made = crate::multicast::verified::layering_seeds(fabric);
@@ -334,7 +342,7 @@ fn around_the_multicast_tree(
     let mut tries = 0;
     for seed_layer in std::iter::once(None).chain((1..plain.layers_needed).map(Some)) {
         for candidate in 0.. {
-            if tries == opts.tree_tries {
+            if tries == most_tries {
                 break;
             }
             if candidate == seeds.len() {

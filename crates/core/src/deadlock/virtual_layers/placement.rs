@@ -585,6 +585,50 @@ mod tests {
             .is_some());
     }
 
+    /// Three turns of the clockwise ring of five, as channel pairs.
+    fn three_clockwise_turns(f: &Fabric) -> Vec<(u32, u32)> {
+        let g = f.graph();
+        let clockwise = |i: usize| g.channel(SwitchId::new(i), PortNum::new(2)) as u32;
+        (0..3).map(|i| (clockwise(i), clockwise(i + 1))).collect()
+    }
+
+    /// Up to `max_layers`, seeded as given, no balancing.
+    fn seeded_opts(max_layers: u8, seed: &[(u32, u32)], seed_layer: Option<u8>) -> LayerOptions {
+        LayerOptions {
+            max_layers,
+            balance: false,
+            balance_limit: max_layers,
+            best_effort: false,
+            seed: seed.to_vec(),
+            seed_layer,
+        }
+    }
+
+    /// Every layer `layering` says holds `seed` is acyclic with it, and
+    /// the routing has no credit loop.
+    fn assert_seed_fits(f: &Fabric, lfts: Vec<Lft>, layering: &Layering, seed: &[(u32, u32)]) {
+        let layers = layering.layers_needed as usize;
+        for layer in (0..layers).filter(|&l| layering.seeded & (1 << l) != 0) {
+            let mut dag = DynamicDag::new(f.graph().channel_count());
+            for &(a, b) in seed {
+                dag.insert(a, b).unwrap();
+            }
+            let mut path = Vec::new();
+            for x in f.switch_ids() {
+                for (dlid, _) in f.lids() {
+                    if layering.sls.get(x, dlid) as usize == layer {
+                        chain(f, &lfts, x, dlid, &mut path).unwrap();
+                        for w in path.windows(2) {
+                            assert!(dag.insert(w[0], w[1]).is_ok(), "layer {layer}");
+                        }
+                    }
+                }
+            }
+        }
+        let report = analyze(f, &routing_of(f, lfts, layering));
+        assert!(report.credit_loop.is_none(), "{:?}", report.credit_loop);
+    }
+
     /// A seed the clockwise paths around three of the ring's five cables
     /// close a cycle with (s3 -> s4 -> s0 -> s1 against the seed's chain
     /// from channel s0 -> s1 back to s3 -> s4) takes the seed out of one
@@ -592,17 +636,8 @@ mod tests {
     #[test]
     fn a_seed_stays_in_the_layers_whose_paths_fit_around_it() {
         let (f, lfts) = clockwise_ring(5);
-        let g = f.graph();
-        let clockwise = |i: usize| g.channel(SwitchId::new(i), PortNum::new(2)) as u32;
-        let seed: Vec<(u32, u32)> = (0..3).map(|i| (clockwise(i), clockwise(i + 1))).collect();
-        let opts = LayerOptions {
-            max_layers: 4,
-            balance: false,
-            balance_limit: 4,
-            best_effort: false,
-            seed: seed.clone(),
-            seed_layer: None,
-        };
+        let seed = three_clockwise_turns(&f);
+        let opts = seeded_opts(4, &seed, None);
         let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
         let layers = layering.layers_needed as usize;
         let kept = layering.seeded.count_ones() as usize;
@@ -611,25 +646,36 @@ mod tests {
             "seeded {:b} of {layers}",
             layering.seeded
         );
-        for layer in (0..layers).filter(|&l| layering.seeded & (1 << l) != 0) {
-            let mut dag = DynamicDag::new(g.channel_count());
-            for &(a, b) in &seed {
-                dag.insert(a, b).unwrap();
-            }
-            let mut path = Vec::new();
-            for x in f.switch_ids() {
-                for (dlid, _) in f.lids() {
-                    if layering.sls.get(x, dlid) as usize == layer {
-                        chain(&f, &lfts, x, dlid, &mut path).unwrap();
-                        for w in path.windows(2) {
-                            assert!(dag.insert(w[0], w[1]).is_ok(), "layer {layer}");
-                        }
-                    }
-                }
-            }
-        }
-        let report = analyze(&f, &routing_of(&f, lfts, &layering));
-        assert!(report.credit_loop.is_none(), "{:?}", report.credit_loop);
+        assert_seed_fits(&f, lfts, &layering, &seed);
+    }
+
+    /// With one layer alone seeded, the others start empty: the paths
+    /// that close a cycle with the seed go elsewhere and the seeded layer
+    /// keeps it, acyclic with its paths; without room elsewhere the
+    /// layering fails rather than let the seed go.
+    #[test]
+    fn a_seed_given_to_one_layer_stays_there_or_the_layering_fails() {
+        let (f, lfts) = clockwise_ring(5);
+        let seed = three_clockwise_turns(&f);
+        let opts = seeded_opts(4, &seed, Some(1));
+        let layering = assign_layers(&f, &lfts, &order(&f), &opts).unwrap();
+        assert_eq!(layering.seeded, 0b10, "only layer 1 holds the seed");
+        assert_seed_fits(&f, lfts.clone(), &layering, &seed);
+        // On a ring of six, which needs three layers without a seed:
+        // with layer 2 alone seeded the seed stays; with layer 1 alone
+        // seeded, a path fits in none of the three.
+        let (f, lfts) = clockwise_ring(6);
+        let seed = three_clockwise_turns(&f);
+        let three = |seed: &[(u32, u32)], seed_layer| seeded_opts(3, seed, seed_layer);
+        let plain = assign_layers(&f, &lfts, &order(&f), &three(&[], None)).unwrap();
+        assert_eq!(plain.layers_needed, 3);
+        let last = assign_layers(&f, &lfts, &order(&f), &three(&seed, Some(2))).unwrap();
+        assert_eq!(last.seeded, 0b100);
+        assert_seed_fits(&f, lfts.clone(), &last, &seed);
+        assert!(matches!(
+            assign_layers(&f, &lfts, &order(&f), &three(&seed, Some(1))),
+            Err(LayeringError::OutOfLayers { .. })
+        ));
     }
 
     #[test]
