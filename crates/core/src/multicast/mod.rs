@@ -196,8 +196,6 @@ pub fn alone_or_unchecked(
 #[cfg(test)]
 mod per_group_tests;
 #[cfg(test)]
-mod seed_experiment;
-#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tree_tests;
