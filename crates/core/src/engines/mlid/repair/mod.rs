@@ -24,8 +24,16 @@
 //! extra LIDs move before base LIDs: sources take base LIDs on every tree
 //! this pass runs on, so at lmc > 0 their spread, the EBB, stays as the
 //! fill made it where extra LIDs suffice (FT(8,3) and the PGFT of the
-//! tests); at lmc 0 base LIDs move and the EBB loses up to .004. A move lowers the busiest cable and raises none to its load, so
-//! the cables at the maximum get fewer with every move and the pass ends.
+//! tests); at lmc 0 base LIDs move and the EBB loses up to .004. A move
+//! lowers the busiest cable and raises none to its load, so the cables at
+//! the maximum get fewer with every move and the pass ends.
+//!
+//! The search reads no more than it weighs: the loads come from the fill
+//! (`fill` counts them on damaged trees) and live in a max tree (`loads`),
+//! a LID's routes are read only at the switches passing the busiest cable
+//! and those a candidate leads to (`routes`), and a candidate that cannot
+//! beat the best found is passed over. The moves are the ones a full read
+//! of every route per scan made; what costs is the scan per move.
 
 mod loads;
 mod routes;
