@@ -27,13 +27,21 @@ pub(super) fn route_tree(
 ) -> Result<(Routing, BasePlaces), Error> {
     log_lmc_plan(fabric, tree);
     let at_switch = destinations_by_switch(fabric, tree);
-    let mut filled = fill(fabric, tree, &at_switch);
+    let damaged = needs_repair(tree);
+    let mut filled = fill(fabric, tree, &at_switch, damaged);
     // Layered routings keep the fill's paths: their layers are placed
     // for them.
-    if filled.detoured.is_empty() && needs_repair(tree) {
+    if filled.detoured.is_empty() && damaged {
         let ports = host_lids(&at_switch);
         let lids: usize = ports.iter().map(|p| usize::from(p.count)).sum();
-        let done = spread_busiest(fabric, tree, &ports, &mut filled.lfts, 4 * lids);
+        let done = spread_busiest(
+            fabric,
+            tree,
+            &ports,
+            &mut filled.lfts,
+            &filled.route_loads,
+            (4 * lids, filled.sls.is_none()),
+        );
         log::info!(
             "{NAME}: damaged tree: {} entries moved, busiest cable {} -> {} routes",
             done.moves,
@@ -138,10 +146,21 @@ struct Filled {
     on_vl1: usize,
     sls: Option<SwitchSls>,
     base_places: BasePlaces,
+    /// Per channel (`SwitchGraph::channel`): the host routes leaving
+    /// there, for the repair (empty unless asked for).
+    route_loads: Vec<u64>,
 }
 
-/// The LFT entry of every switch for every LID, by the counters.
-fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> Filled {
+/// The LFT entry of every switch for every LID, by the counters; with
+/// `count_routes`, also the host routes on every channel (what the repair
+/// starts from: reading them back from the tables cost it more than the
+/// whole fill on the 36-port three-level tree).
+fn fill(
+    fabric: &Fabric,
+    tree: &GenFatTree,
+    at_switch: &[Vec<Destination>],
+    count_routes: bool,
+) -> Filled {
     let graph = fabric.graph();
     let mut lfts = Routing::empty_lfts(fabric);
     let mut routed = 0usize;
@@ -157,6 +176,14 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
     let hosts: Vec<u32> = graph.ids().map(|s| graph.hosts(s)).collect();
     // Per host port: its base LID's root's place (for the path selection).
     let mut base_places: Vec<(Lid, usize)> = Vec::new();
+    let mut route_loads = vec![
+        0u64;
+        if count_routes {
+            graph.channel_count()
+        } else {
+            0
+        }
+    ];
     for t in graph.ids() {
         if at_switch[t.idx()].is_empty() {
             continue;
@@ -192,6 +219,9 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
                         if here > 0 {
                             balance.pass(s, port, here);
                             flow[next.idx()] += here;
+                            if count_routes && !to_switch {
+                                route_loads[graph.channel(s, port)] += u64::from(here);
+                            }
                         }
                         port
                     } else if step.for_hosts == Listed::AllUp && balance.toward_root(s).len() == 1 {
@@ -202,6 +232,9 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
                         if here > 0 {
                             balance.pass(s, c.port, here);
                             flow[c.to.idx()] += here;
+                            if count_routes && !to_switch {
+                                route_loads[graph.channel(s, c.port)] += u64::from(here);
+                            }
                         }
                         c.port
                     } else {
@@ -222,6 +255,9 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
                         ) {
                             Some((port, next)) => {
                                 flow[next.idx()] += here;
+                                if count_routes && !to_switch {
+                                    route_loads[graph.channel(s, port)] += u64::from(here);
+                                }
                                 port
                             }
                             None => NO_PATH,
@@ -255,6 +291,7 @@ fn fill(fabric: &Fabric, tree: &GenFatTree, at_switch: &[Vec<Destination>]) -> F
             roots: balance.roots(),
             by_rank: balance.by_rank(),
         },
+        route_loads,
     }
 }
 
@@ -429,6 +466,7 @@ fn finish(
         on_vl1,
         sls,
         base_places,
+        route_loads: _,
     } = filled;
     if let Some(&(s, t)) = detoured.first() {
         // Some hosts have neither an up*/down* path nor a descent to
