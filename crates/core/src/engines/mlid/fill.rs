@@ -1,7 +1,7 @@
 //! The LFT fill: every LID of every end port, on every switch.
 
 use super::balance::{all_candidates, Balance, Candidates, ALL_UP};
-use super::repair::{needs_repair, spread_busiest, HostLids};
+use super::repair::{needs_repair, spread_busiest, HostLids, RepairNeed};
 use super::vl1::{vl1_tables, VL1_SL};
 use super::{LmcPlan, MlidOptions, NAME};
 use crate::deadlock::virtual_layers::make_deadlock_free;
@@ -27,11 +27,11 @@ pub(super) fn route_tree(
 ) -> Result<(Routing, BasePlaces), Error> {
     log_lmc_plan(fabric, tree);
     let at_switch = destinations_by_switch(fabric, tree);
-    let damaged = needs_repair(tree);
-    let mut filled = fill(fabric, tree, &at_switch, damaged);
+    let need = needs_repair(fabric, tree);
+    let mut filled = fill(fabric, tree, &at_switch, need.is_some());
     // Layered routings keep the fill's paths: their layers are placed
     // for them.
-    if filled.detoured.is_empty() && damaged {
+    if let Some(need) = need.filter(|_| filled.detoured.is_empty()) {
         let ports = host_lids(&at_switch);
         let lids: usize = ports.iter().map(|p| usize::from(p.count)).sum();
         let done = spread_busiest(
@@ -42,8 +42,12 @@ pub(super) fn route_tree(
             &filled.route_loads,
             (4 * lids, filled.sls.is_none()),
         );
+        let why = match need {
+            RepairNeed::Damaged => "damaged tree",
+            RepairNeed::Crowded => "more LIDs into a switch than cables from above",
+        };
         log::info!(
-            "{NAME}: damaged tree: {} entries moved, busiest cable {} -> {} routes",
+            "{NAME}: {why}: {} entries moved, busiest cable {} -> {} routes",
             done.moves,
             done.busiest_before,
             done.busiest_after
@@ -53,7 +57,7 @@ pub(super) fn route_tree(
 }
 
 /// The host ports' LIDs (not switches': management traffic only), for
-/// the repair of damaged trees.
+/// the repair of damaged and crowded trees.
 fn host_lids(at_switch: &[Vec<Destination>]) -> Vec<HostLids> {
     at_switch
         .iter()

@@ -701,6 +701,41 @@ fn extra_lids_no_source_picks_by_rank_spread_the_busiest_cable() {
     assert!(checked > 200);
 }
 
+/// PGFT(2; 4,6; 1,3; 1,2), the tree #28 puts hosts on the spines of
+/// (`pgft --down 4,6 --up 1,3 --parallel 1,2 --top-hosts 3`).
+fn hosts_on_spines() -> crate::gen::pgft::Pgft {
+    crate::gen::pgft::Pgft {
+        down: vec![4, 6],
+        up: vec![1, 3],
+        parallel: vec![1, 2],
+    }
+}
+
+/// Asserts that `r` carries no more on its busiest cable than pssp on
+/// `f` and that its EBB (100 bisections) is within 0.005 of pssp's or
+/// above.
+fn no_busier_than_pssp(what: &str, f: &Fabric, r: &Routing) {
+    use crate::analysis::ebb::effective_bisection;
+    use crate::engines::pssp;
+    let theirs = pssp::route(f, &pssp::PsspOptions::default()).unwrap();
+    let (ours, pssps) = (
+        analyze(f, r).edge_forwarding_index(),
+        analyze(f, &theirs).edge_forwarding_index(),
+    );
+    assert!(
+        ours <= pssps,
+        "{what}: busiest cable {ours}, pssp's {pssps}"
+    );
+    let (ebb, ebb_pssp) = (
+        effective_bisection(f, r, 100, 1),
+        effective_bisection(f, &theirs, 100, 1),
+    );
+    assert!(
+        ebb >= ebb_pssp - 0.005,
+        "{what}: EBB {ebb}, pssp's {ebb_pssp}"
+    );
+}
+
 /// Hosts on spines (the engine matrix's PGFT): their own routes come
 /// down a spine's cables before the leaves' destinations are placed;
 /// the chains still root at that spine as often as at the others, so
@@ -710,12 +745,8 @@ fn extra_lids_no_source_picks_by_rank_spread_the_busiest_cable() {
 fn chains_root_at_spines_with_hosts_too() {
     use crate::analysis::ebb::effective_bisection;
     use crate::engines::pssp;
-    use crate::gen::pgft::{pgft_with_top_hosts, Pgft};
-    let p = Pgft {
-        down: vec![4, 6],
-        up: vec![1, 3],
-        parallel: vec![1, 2],
-    };
+    use crate::gen::pgft::pgft_with_top_hosts;
+    let p = hosts_on_spines();
     for seed in 1..=3 {
         let f = with_lids(pgft_with_top_hosts(&p, 3, seed).unwrap(), 0);
         let r = route(&f, &MlidOptions::default()).unwrap();
@@ -756,6 +787,51 @@ fn chains_root_at_spines_with_hosts_too() {
                 f.describe_switch(s)
             );
         }
+    }
+}
+
+/// A complete leaf–spine with an Aggregation Node on every switch (8
+/// leaves of 12 hosts, 4 spines with 3 cables to each leaf, as `osmroute
+/// gen pgft --down 12,8 --up 1,4 --parallel 1,3 --aggregation-nodes`
+/// makes it): 13 LIDs come down 12 cables into every leaf, so one cable
+/// carries two whole LIDs (186 routes, pssp 145). The repair runs on such
+/// crowded trees too and brings it below pssp's busiest cable, the EBB
+/// within 0.005 of pssp's or above; the hosts-on-spines PGFT (4 LIDs over
+/// 6 cables into a leaf) and FT(8,3) (4 over 4) are not crowded and keep
+/// the fill's tables.
+#[test]
+fn crowded_complete_trees_are_relieved_too() {
+    use crate::gen::field::aggregation_nodes;
+    use crate::gen::pgft::{pgft, pgft_with_top_hosts, Pgft};
+    let leaf_spine = Pgft {
+        down: vec![12, 8],
+        up: vec![1, 4],
+        parallel: vec![1, 3],
+    };
+    let b = aggregation_nodes(&pgft(&leaf_spine).unwrap()).unwrap();
+    for lmc in [0, 2] {
+        let what = format!("leaf-spine with Aggregation Nodes, lmc {lmc}");
+        let f = with_lids(gen::shuffle_ports(&b, 1), lmc);
+        let tree = tree_of(&f).unwrap();
+        assert_eq!(
+            repair::needs_repair(&f, &tree),
+            Some(repair::RepairNeed::Crowded),
+            "{what}"
+        );
+        let r = route(&f, &MlidOptions::default()).unwrap();
+        let report = analyze(&f, &r);
+        assert!(report.delivered(), "{what}: {:?}", report.failures);
+        assert!(report.credit_loop.is_none(), "{what}: credit loop");
+        no_busier_than_pssp(&what, &f, &r);
+    }
+    let uncrowded = [
+        with_lids(pgft_with_top_hosts(&hosts_on_spines(), 3, 3).unwrap(), 0),
+        tree_fabric(8, 3, 0),
+    ];
+    for f in &uncrowded {
+        let tree = tree_of(f).unwrap();
+        assert_eq!(repair::needs_repair(f, &tree), None);
+        assert_eq!(repair::crowded_switch(f, &tree), None);
     }
 }
 
@@ -958,8 +1034,6 @@ fn the_fill_gives_the_tables_it_always_gave() {
 /// of pssp's or above.
 #[test]
 fn repaired_trees_carry_no_more_on_their_busiest_cable_than_pssp() {
-    use crate::analysis::ebb::effective_bisection;
-    use crate::engines::pssp;
     use crate::gen::pgft::{pgft, Pgft};
     // As `osmroute gen ... --drop-links X --shuffle-ports` makes them.
     let cut = |b: crate::fabric::FabricBuilder, fraction: f64, lmc: u8| {
@@ -989,28 +1063,16 @@ fn repaired_trees_carry_no_more_on_their_busiest_cable_than_pssp() {
     ];
     for (what, f) in &trees {
         let tree = tree_of(f).unwrap();
-        assert!(repair::needs_repair(&tree), "{what}");
+        assert_eq!(
+            repair::needs_repair(f, &tree),
+            Some(repair::RepairNeed::Damaged),
+            "{what}"
+        );
         let r = route(f, &MlidOptions::default()).unwrap();
         let report = analyze(f, &r);
         assert!(report.delivered(), "{what}: {:?}", report.failures);
         assert!(report.credit_loop.is_none(), "{what}: credit loop");
         assert_eq!(r.vls_needed(), 1, "{what}");
-        let theirs = pssp::route(f, &pssp::PsspOptions::default()).unwrap();
-        let (ours, pssps) = (
-            report.edge_forwarding_index(),
-            analyze(f, &theirs).edge_forwarding_index(),
-        );
-        assert!(
-            ours <= pssps,
-            "{what}: busiest cable {ours}, pssp's {pssps}"
-        );
-        let (ebb, ebb_pssp) = (
-            effective_bisection(f, &r, 100, 1),
-            effective_bisection(f, &theirs, 100, 1),
-        );
-        assert!(
-            ebb >= ebb_pssp - 0.005,
-            "{what}: EBB {ebb}, pssp's {ebb_pssp}"
-        );
+        no_busier_than_pssp(what, f, &r);
     }
 }

@@ -1,5 +1,5 @@
-//! Damaged trees: single LFT entries moved off the busiest cables after
-//! the fill.
+//! Damaged and crowded trees: single LFT entries moved off the busiest
+//! cables after the fill.
 //!
 //! The fill meets every source's packets to one LID at one root (its
 //! chain). Where cables are cut, the sources of a pod cut off from that
@@ -8,9 +8,12 @@
 //! switch that lost some carry a quarter more than dfsssp's (FT(8,3) with
 //! 5 % cut at lmc 4: 3,436 routes against 2,752). Counters laid LID after
 //! LID cannot see that: a middle switch's missing cables only show once
-//! every LID's routes are down. So, on damaged trees only (`needs_repair`;
-//! a complete tree keeps the fill's tables), this pass looks at the whole
-//! load: while the busiest cable can be relieved, one switch on a route
+//! every LID's routes are down. Complete trees where more LIDs come into
+//! a switch than it has cables from above, and not a multiple of them,
+//! have cables that carry a whole LID more than others (the leaf–spine
+//! with Aggregation Nodes: 13 LIDs over 12 cables into a leaf). So, on
+//! damaged and crowded trees only (`needs_repair`; other complete trees
+//! keep the fill's tables), this pass looks at the whole load: while the busiest cable can be relieved, one switch on a route
 //! over it forwards that LID over another of its candidates, the move
 //! that leaves the cables it loads least busy.
 //!
@@ -29,7 +32,7 @@
 //! the maximum get fewer with every move and the pass ends.
 //!
 //! The search reads no more than it weighs: the loads come from the fill
-//! (`fill` counts them on damaged trees) and live in a max tree (`loads`),
+//! (`fill` counts them on the trees repaired) and live in a max tree (`loads`),
 //! a LID's routes are read only at the switches passing the busiest cable
 //! and those a candidate leads to (`routes`), and a candidate that cannot
 //! beat the best found is passed over. The moves are the ones a full read
@@ -38,6 +41,7 @@
 mod loads;
 mod routes;
 
+use super::selection::rank_rule_fits;
 use super::NAME;
 use crate::fabric::{Fabric, Lid, PortNum, SwitchId};
 use crate::routing::Lft;
@@ -52,17 +56,48 @@ pub(super) struct HostLids {
     pub(super) at: SwitchId,
 }
 
+/// Why the repair runs on a tree, if it does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RepairNeed {
+    /// Some switch has fewer up- or down-cables than the most at its
+    /// height: a cut cable, a lost switch.
+    Damaged,
+    /// A complete tree, but some switch delivers more CAs' LIDs than it
+    /// has cables from above, and not a multiple of them: every LID comes
+    /// down one of those cables whole (its chain), so some cable must
+    /// carry a whole LID more than another (`crowded_switch`).
+    Crowded,
+}
+
+/// Whether, and why, the fill's tables need the repair. A complete tree
+/// keeps the fill's tables unless whole LIDs cannot share its cables
+/// evenly: where every cable into a switch can carry one LID whole (or
+/// the same number), splitting a LID's sources over two cables only
+/// makes two destinations of a permutation meet. Run on every complete
+/// tree with CAs above the leaves, the repair lost EBB that way
+/// (PGFT(2; 4,6; 1,3; 1,2) with 3 hosts on spines, 4 hosts over 6 cables
+/// into each leaf, seeds 3/4/5: .9241/.9299/.9217 -> .9158/.9191/.9097,
+/// pssp .9260/.9303/.9260); the leaf–spine with Aggregation Nodes (13
+/// LIDs over 12 cables into each leaf, one cable carrying two whole
+/// LIDs) goes from 186 routes to 119 (EBB .8188 -> .8172, pssp 145 /
+/// .8037). Damaged trees with hosts on spines are repaired like any
+/// other (that tree with 10 % of its cables cut, seeds 1–5: EBB within
+/// .004 of pssp's or above it, busiest cable below pssp's).
+///
+/// Where sources pick extra LIDs by rank (`rank_rule_fits` at lmc > 0),
+/// a crowded complete tree keeps the fill's tables: the repair weighs
+/// base-LID routes only and would move the LIDs the rule relies on.
+pub(super) fn needs_repair(fabric: &Fabric, tree: &GenFatTree) -> Option<RepairNeed> {
+    if is_damaged(tree) {
+        return Some(RepairNeed::Damaged);
+    }
+    let by_rank = fabric.lmc() > 0 && rank_rule_fits(fabric, tree);
+    (!by_rank && crowded_switch(fabric, tree).is_some()).then_some(RepairNeed::Crowded)
+}
+
 /// Whether some switch has fewer up- or down-cables than the most its
-/// height has: a cut cable, a lost switch. The fill spreads a complete
-/// tree as well as its shape allows: its tables stay the fill's, also
-/// where CAs sit above the leaves. Run on such complete trees the repair
-/// moved base LIDs and lost EBB (PGFT(2; 4,6; 1,3; 1,2) with 3 hosts on
-/// spines, seed 3: .9138 against pssp's .9231), though it brought the
-/// leaf–spine with Aggregation Nodes from 186 routes to 119. Damaged
-/// trees with hosts on spines are repaired like any other (that tree with
-/// 10 % of its cables cut, seeds 1–5: EBB within .004 of pssp's or above
-/// it, busiest cable below pssp's).
-pub(super) fn needs_repair(tree: &GenFatTree) -> bool {
+/// height has.
+fn is_damaged(tree: &GenFatTree) -> bool {
     let mut most = vec![(0usize, 0usize); tree.top + 1];
     for (s, &h) in tree.height.iter().enumerate() {
         most[h].0 = most[h].0.max(tree.up[s].len());
@@ -72,6 +107,21 @@ pub(super) fn needs_repair(tree: &GenFatTree) -> bool {
         .iter()
         .enumerate()
         .any(|(s, &h)| tree.up[s].len() < most[h].0 || tree.down[s].len() < most[h].1)
+}
+
+/// A switch with CAs whose LIDs cannot come down its cables from above
+/// as evenly many whole LIDs per cable: more CAs than those cables, and
+/// not a multiple (per LID offset: the fill balances each on its own).
+/// Counts only the LIDs a switch delivers itself, which all come down
+/// its own cables from above; chains of LIDs further below that pass it
+/// are spread by the counters over the switches of its height, so this
+/// is a sufficient sign, not a necessary one.
+pub(super) fn crowded_switch(fabric: &Fabric, tree: &GenFatTree) -> Option<SwitchId> {
+    let graph = fabric.graph();
+    graph.ids().find(|&s| {
+        let (cas, from_above) = (graph.hosts(s) as usize, tree.up[s.idx()].len());
+        from_above > 0 && cas > from_above && cas % from_above != 0
+    })
 }
 
 /// A move: switch `at` forwards offset `offset` of the port `port_lids`
