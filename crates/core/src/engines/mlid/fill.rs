@@ -6,7 +6,7 @@ use super::vl1::{vl1_tables, VL1_SL};
 use super::{LmcPlan, MlidOptions, NAME};
 use crate::deadlock::virtual_layers::make_deadlock_free;
 use crate::error::Error;
-use crate::fabric::{Bfs, Cable, Fabric, Lid, PortNum, SwitchId};
+use crate::fabric::{Bfs, Cable, Fabric, Lid, PortNum, SwitchGraph, SwitchId};
 use crate::routing::{Lft, PathSl, Routing, SwitchSls, NO_PATH};
 use crate::topology::gft::GenFatTree;
 
@@ -155,6 +155,19 @@ struct Filled {
     route_loads: Vec<u64>,
 }
 
+/// Adds `routes` routes leaving switch `s` over `port` to `loads`, where
+/// they are counted (`loads` empty: not asked for, or not host routes).
+fn count_routes_on(
+    loads: &mut [u64],
+    graph: &SwitchGraph,
+    (s, port): (SwitchId, PortNum),
+    routes: u32,
+) {
+    if !loads.is_empty() {
+        loads[graph.channel(s, port)] += u64::from(routes);
+    }
+}
+
 /// The LFT entry of every switch for every LID, by the counters; with
 /// `count_routes`, also the host routes on every channel (what the repair
 /// starts from: reading them back from the tables cost it more than the
@@ -198,6 +211,8 @@ fn fill(
         for d in &at_switch[t.idx()] {
             routed += 1;
             let to_switch = d.deliver.is_management();
+            // Host routes only: management traffic is not counted.
+            let loads: &mut [u64] = if to_switch { &mut [] } else { &mut route_loads };
             if !to_switch {
                 detoured.extend(steps.shortest_with_hosts.iter().map(|&s| (s, t)));
             }
@@ -223,9 +238,7 @@ fn fill(
                         if here > 0 {
                             balance.pass(s, port, here);
                             flow[next.idx()] += here;
-                            if count_routes && !to_switch {
-                                route_loads[graph.channel(s, port)] += u64::from(here);
-                            }
+                            count_routes_on(loads, graph, (s, port), here);
                         }
                         port
                     } else if step.for_hosts == Listed::AllUp && balance.toward_root(s).len() == 1 {
@@ -236,9 +249,7 @@ fn fill(
                         if here > 0 {
                             balance.pass(s, c.port, here);
                             flow[c.to.idx()] += here;
-                            if count_routes && !to_switch {
-                                route_loads[graph.channel(s, c.port)] += u64::from(here);
-                            }
+                            count_routes_on(loads, graph, (s, c.port), here);
                         }
                         c.port
                     } else {
@@ -259,9 +270,7 @@ fn fill(
                         ) {
                             Some((port, next)) => {
                                 flow[next.idx()] += here;
-                                if count_routes && !to_switch {
-                                    route_loads[graph.channel(s, port)] += u64::from(here);
-                                }
+                                count_routes_on(loads, graph, (s, port), here);
                                 port
                             }
                             None => NO_PATH,
