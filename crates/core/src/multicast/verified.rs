@@ -409,7 +409,7 @@ pub fn layering_seeds(fabric: &Fabric) -> impl Iterator<Item = Vec<(u32, u32)>> 
 }
 
 /// The whole flood of `tree` as a layering seed (see `layering_seeds`).
-pub(super) fn layering_seed(fabric: &Fabric, tree: &Tree) -> Option<Vec<(u32, u32)>> {
+fn layering_seed(fabric: &Fabric, tree: &Tree) -> Option<Vec<(u32, u32)>> {
     let graph = fabric.graph();
     let whole = cut(fabric, tree, super::MLID_START, 0, &everyone(fabric)).ok()?;
     let mut pairs = Vec::new();
